@@ -1,0 +1,423 @@
+"""Page assembly: required blocks, the budget, optional candidates, lossy digests.
+
+The reader gathers candidates and reads content; this module decides what a page
+holds and records why everything else is left out. Nothing optional is truncated:
+a candidate either fits whole or is omitted with a reason.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
+
+from taskctx.errors import MediaError, NotFoundError, RequiredOverflowError, StaleReaderError
+from taskctx.media import MediaClass, classify, sniff_image
+from taskctx.model import (
+    Attachment,
+    Completeness,
+    ContextBlock,
+    ContextBudget,
+    ContextConsumer,
+    ContextRef,
+    Diagnostic,
+    ExactRead,
+    Omission,
+    OmissionReason,
+    Representation,
+    SectionInfo,
+    Severity,
+)
+from taskctx.sections import format_line_scope
+
+__all__ = ["Candidate", "Page", "PageAssembler", "digest_outline"]
+
+ReadFn = Callable[["Candidate", "int | None"], Awaitable[ExactRead]]
+AliasFn = Callable[[ContextRef], str]
+
+LOSSY_CHUNK_LINES = 40
+MAX_OUTLINE_SECTIONS = 200
+
+
+@attrs.define(slots=True, frozen=True)
+class Candidate:
+    """One thing a page may hold: a direct entry, an explicit ref or a source descriptor."""
+
+    ref: ContextRef
+    binding_id: str
+    source_kind: str
+    role: str
+    required: bool
+    media_type: str
+    representation: Representation
+    chars: int | None
+    title: str | None = None
+    sections: tuple[SectionInfo, ...] = ()
+    score: float | None = None
+    explicit: bool = False
+    content_version: str | None = None
+
+
+@attrs.define(slots=True)
+class Page:
+    """What one package holds, before it becomes a ContextPackage."""
+
+    blocks: list[ContextBlock] = attrs.field(factory=list)
+    attachments: list[Attachment] = attrs.field(factory=list)
+    omissions: list[Omission] = attrs.field(factory=list)
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    used_chars: int = 0
+    next_position: int | None = None
+    delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
+
+    @property
+    def used_blocks(self) -> int:
+        """Blocks and attachments both count against ``max_blocks``."""
+        return len(self.blocks) + len(self.attachments)
+
+
+def _block_id(ref: ContextRef, digest: str) -> str:
+    return "blk_" + hashlib.sha256(f"{ref}|{digest}".encode()).hexdigest()[:16]
+
+
+def digest_outline(
+    candidate: Candidate,
+    read: ExactRead,
+    alias: AliasFn,
+    max_chars: int,
+) -> tuple[str, tuple[ContextRef, ...], ContextRef]:
+    """A bounded outline: title, original length, the full ref and ordered section refs."""
+    full_ref = candidate.ref.model_copy(update={"version": read.digest})
+    sections = read.sections or candidate.sections
+    if not sections and read.text is not None:
+        total_lines = max(1, len(read.text.splitlines()))
+        sections = tuple(
+            SectionInfo(
+                title=f"lines {first}-{min(first + LOSSY_CHUNK_LINES - 1, total_lines)}",
+                scope=format_line_scope(first, min(first + LOSSY_CHUNK_LINES - 1, total_lines)),
+            )
+            for first in range(1, total_lines + 1, LOSSY_CHUNK_LINES)
+        )
+    original = read.chars_total if read.chars_total is not None else candidate.chars
+    head = (
+        f"[lossy digest of {candidate.title or candidate.ref.path}: {original} chars "
+        f"not delivered in full; full text at [[ref:{alias(full_ref)}]]]\n"
+    )
+    lines = [head, "sections in order:\n"]
+    used = len(head) + len(lines[1])
+    section_refs: list[ContextRef] = []
+    for index, section in enumerate(sections[:MAX_OUTLINE_SECTIONS]):
+        ref = candidate.ref.with_scope(section.scope)
+        size = f" ({section.chars} chars)" if section.chars is not None else ""
+        line = f"{'  ' * max(0, section.level - 1)}- {section.title} [[ref:{{alias}}]]{size}\n"
+        omitted_note = f"[{len(sections) - index} more sections not listed]\n"
+        if used + len(line) + 12 + len(omitted_note) > max_chars:
+            lines.append(omitted_note)
+            break
+        line = line.replace("{alias}", alias(ref))
+        lines.append(line)
+        used += len(line)
+        section_refs.append(ref)
+    else:
+        if len(sections) > MAX_OUTLINE_SECTIONS:
+            lines.append(f"[{len(sections) - MAX_OUTLINE_SECTIONS} more sections not listed]\n")
+    return "".join(lines), tuple(section_refs), full_ref
+
+
+@attrs.define(slots=True)
+class PageAssembler:
+    """Fills one page under a budget from required candidates and ranked optional ones."""
+
+    budget: ContextBudget
+    consumer: ContextConsumer
+    alias: AliasFn
+    read: ReadFn
+    disclosed: set[str]
+    required_overflow: str = "fail"
+    page: Page = attrs.field(factory=Page)
+
+    def omit(
+        self,
+        candidate: Candidate,
+        reason: OmissionReason,
+        detail: str | None = None,
+        size: int | None = None,
+    ) -> None:
+        self.page.omissions.append(
+            Omission(
+                ref=candidate.ref,
+                alias=self.alias(candidate.ref),
+                binding_id=candidate.binding_id,
+                reason=reason,
+                required=candidate.required,
+                size=size if size is not None else candidate.chars,
+                media_type=candidate.media_type,
+                detail=detail,
+            )
+        )
+
+    def _diagnose(
+        self, code: str, message: str, candidate: Candidate, severity: Severity = Severity.WARNING
+    ) -> None:
+        self.page.diagnostics.append(
+            Diagnostic(
+                code=code,
+                message=message,
+                severity=severity,
+                binding_id=candidate.binding_id,
+                ref=candidate.ref,
+            )
+        )
+
+    def _block(
+        self,
+        candidate: Candidate,
+        read: ExactRead,
+        *,
+        content: str | None = None,
+        lossy: tuple[tuple[ContextRef, ...], ContextRef, int | None] | None = None,
+    ) -> None:
+        text = content if content is not None else (read.text or "")
+        representation = read.representation
+        completeness = Completeness.COMPLETE
+        section_refs: tuple[ContextRef, ...] = ()
+        full_ref = None
+        chars_original = read.chars_total
+        if lossy is not None:
+            section_refs, full_ref, chars_original = lossy
+            representation, completeness = Representation.LOSSY_DIGEST, Completeness.LOSSY
+        self.page.blocks.append(
+            ContextBlock(
+                block_id=_block_id(candidate.ref, read.digest),
+                alias=self.alias(candidate.ref),
+                ref=candidate.ref,
+                binding_id=candidate.binding_id,
+                source_kind=candidate.source_kind,
+                role=candidate.role,
+                required=candidate.required,
+                content=text,
+                media_type=read.media_type,
+                representation=representation,
+                completeness=completeness,
+                digest=read.digest,
+                chars=len(text),
+                scope=candidate.ref.scope,
+                title=candidate.title,
+                chars_original=chars_original,
+                full_ref=full_ref,
+                section_refs=section_refs,
+                score=candidate.score,
+            )
+        )
+        self.page.used_chars += len(text)
+        if completeness is Completeness.COMPLETE and candidate.ref.scope is None:
+            self.page.delivered_complete.add((candidate.binding_id, candidate.ref.path))
+
+    def _media_gate(self, candidate: Candidate) -> MediaClass | None:
+        """The media class that may enter, or None after recording why it cannot."""
+        if candidate.representation is Representation.PARSED_TEXT:
+            return MediaClass.TEXT
+        decision = classify(candidate.ref.path, candidate.media_type)
+        if decision.media_class is MediaClass.TEXT:
+            return MediaClass.TEXT
+        if decision.media_class is MediaClass.IMAGE and self.consumer.accepts_image_attachments():
+            return MediaClass.IMAGE
+        if decision.media_class is MediaClass.DOCUMENT:
+            self.omit(
+                candidate,
+                OmissionReason.UNSUPPORTED_MEDIA,
+                f"no FileIOHandler parses {decision.media_type}; reference only",
+            )
+            self._diagnose(
+                "no_file_io_handler",
+                f"{candidate.ref.path}: no installed FileIOHandler parses "
+                f"{decision.media_type} (install taskctx-documents)",
+                candidate,
+                Severity.INFO,
+            )
+        else:
+            self.omit(
+                candidate,
+                OmissionReason.REFERENCE_ONLY,
+                f"{decision.media_class.value} content ({decision.media_type}) is "
+                "never delivered as text",
+            )
+        return None
+
+    async def _attach(self, candidate: Candidate) -> None:
+        read = await self.read(candidate, None)
+        if not read.data:
+            raise MediaError(f"{candidate.ref}: image is empty")
+        info = sniff_image(read.data, candidate.media_type)
+        self.page.attachments.append(
+            Attachment(
+                ref=candidate.ref,
+                alias=self.alias(candidate.ref),
+                media_type=info.media_type,
+                data_base64=base64.b64encode(read.data).decode("ascii"),
+                bytes=len(read.data),
+                width=info.width,
+                height=info.height,
+            )
+        )
+
+    # -- required ------------------------------------------------------------------
+
+    async def add_required(self, candidates: Sequence[Candidate]) -> None:
+        """Deliver every required candidate whole, as lossy digests, or raise."""
+        limit = self.budget.max_chars + 1
+        reads: list[tuple[Candidate, ExactRead]] = []
+        for candidate in candidates:
+            media = self._media_gate(candidate)
+            if media is None:
+                continue
+            if media is MediaClass.IMAGE:
+                await self._attach(candidate)
+                continue
+            try:
+                reads.append((candidate, await self.read(candidate, limit)))
+            except NotFoundError as exc:
+                self.omit(candidate, OmissionReason.NOT_FOUND, str(exc))
+                self._diagnose(
+                    "not_found",
+                    f"required ref {candidate.ref} was not found: {exc}",
+                    candidate,
+                    Severity.ERROR,
+                )
+        count = len(reads) + len(self.page.attachments)
+        if count > self.budget.max_blocks:
+            raise RequiredOverflowError(
+                f"{count} required blocks exceed max_blocks={self.budget.max_blocks}; "
+                "required blocks are never dropped"
+            )
+        sizes = [_full_chars(read) for _, read in reads]
+        if sum(sizes) <= self.budget.max_chars:
+            for candidate, read in reads:
+                self._block(candidate, read)
+            return
+        if self.required_overflow != "lossy_digest":
+            listing = ", ".join(
+                f"{c.ref} ({s} chars)" for (c, _), s in zip(reads, sizes, strict=True)
+            )
+            raise RequiredOverflowError(
+                f"required content needs {sum(sizes)} chars but max_chars="
+                f"{self.budget.max_chars}: {listing}. Raise the budget or read with "
+                "required_overflow='lossy_digest'"
+            )
+        await self._add_lossy(reads, sizes)
+
+    async def _add_lossy(self, reads: list[tuple[Candidate, ExactRead]], sizes: list[int]) -> None:
+        """Replace the largest required items with outlines until everything fits."""
+        order = sorted(range(len(reads)), key=lambda i: -sizes[i])
+        lossy: set[int] = set()
+        total = sum(sizes)
+        for index in order:
+            if total <= self.budget.max_chars:
+                break
+            lossy.add(index)
+            total -= sizes[index]
+        room = self.budget.max_chars - total
+        per_item = room // max(1, len(lossy))
+        for index, (candidate, read) in enumerate(reads):
+            if index not in lossy:
+                self._block(candidate, read)
+                continue
+            outline, section_refs, full_ref = digest_outline(candidate, read, self.alias, per_item)
+            if len(outline) > per_item:
+                raise RequiredOverflowError(
+                    f"even the lossy digest of {candidate.ref} ({len(outline)} chars) does not "
+                    f"fit the {per_item} chars left for it under max_chars="
+                    f"{self.budget.max_chars}"
+                )
+            self._block(
+                candidate, read, content=outline, lossy=(section_refs, full_ref, _full_chars(read))
+            )
+            self.omit(
+                candidate,
+                OmissionReason.OVER_CHAR_BUDGET,
+                "delivered as a lossy digest; read the full ref or section refs",
+                size=_full_chars(read),
+            )
+
+    # -- optional ------------------------------------------------------------------
+
+    async def offer(self, candidate: Candidate) -> str:
+        """Try to deliver one optional candidate: ``delivered``, ``skipped`` or ``stop``.
+
+        ``skipped`` candidates are recorded as omissions and never come back on a later
+        page; ``stop`` means the page is full and this candidate opens the next one.
+        """
+        max_chars, max_blocks = self.budget.max_chars, self.budget.max_blocks
+        if str(candidate.ref) in self.disclosed:
+            self.omit(candidate, OmissionReason.ALREADY_DISCLOSED)
+            return "skipped"
+        if candidate.ref.scope is not None and (
+            (candidate.binding_id, candidate.ref.path) in self.page.delivered_complete
+            or str(candidate.ref.with_scope(None)) in self.disclosed
+        ):
+            self.omit(candidate, OmissionReason.COVERED_BY_PARENT)
+            return "skipped"
+        media = self._media_gate(candidate)
+        if media is None:
+            return "skipped"
+        if self.page.used_blocks >= max_blocks:
+            self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET)
+            return "stop"
+        if media is MediaClass.IMAGE:
+            await self._attach(candidate)
+            return "delivered"
+        room = max_chars - self.page.used_chars
+        if candidate.chars is not None and candidate.chars > max_chars:
+            self.omit(
+                candidate,
+                OmissionReason.LARGER_THAN_PAGE,
+                f"{candidate.chars} chars exceed max_chars={max_chars}; read it by "
+                "section or with a larger budget",
+            )
+            return "skipped"
+        if candidate.chars is not None and candidate.chars > room:
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
+            return "stop"
+        try:
+            read = await self.read(candidate, room)
+        except NotFoundError as exc:
+            raise StaleReaderError(
+                f"{candidate.ref} vanished after the snapshot was pinned: {exc}"
+            ) from exc
+        except (StaleReaderError, MediaError):
+            raise
+        except Exception as exc:  # a plugin's failure is reported, the read goes on
+            self.omit(candidate, OmissionReason.READ_FAILED, f"{type(exc).__name__}: {exc}")
+            self._diagnose("read_failed", f"reading {candidate.ref} failed: {exc}", candidate)
+            return "skipped"
+        if not read.complete:
+            whole = _full_chars(read)
+            if whole > max_chars:
+                self.omit(
+                    candidate,
+                    OmissionReason.LARGER_THAN_PAGE,
+                    f"{whole} chars exceed max_chars={max_chars}",
+                    size=whole,
+                )
+                return "skipped"
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET, size=whole)
+            return "stop"
+        self._block(candidate, read)
+        return "delivered"
+
+    async def add_optional(self, candidates: Sequence[Candidate], start: int) -> None:
+        """Deliver optional candidates in rank order from ``start`` until the budget ends."""
+        position = start
+        while position < len(candidates):
+            if await self.offer(candidates[position]) == "stop":
+                break
+            position += 1
+        self.page.next_position = position if position < len(candidates) else None
+
+
+def _full_chars(read: ExactRead) -> int:
+    if read.chars_total is not None:
+        return read.chars_total
+    return len(read.text or "")

@@ -1,0 +1,248 @@
+"""The ``taskctx`` command: one click command per function, one group (``main``).
+
+Commands build their host with :func:`load_host`, which honours ``TASKCTX_LOAD_PLUGINS``
+and ``TASKCTX_BLOCK_PLUGINS`` and echoes plugin load warnings to stderr (the failures
+also appear in ``taskctx plugins``).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable
+
+import click
+
+from taskctx.errors import PluginLoadWarning, TaskCtxError
+from taskctx.plugins import PluginHost, PluginRecord, normalize_name
+
+__all__ = ["load_host", "main", "plugins_command", "read_command"]
+
+
+def load_host() -> PluginHost:
+    """A host from the environment; plugin load warnings go to stderr, not tracebacks."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginLoadWarning)
+        host = PluginHost.from_environment()
+    for warning in caught:
+        if issubclass(warning.category, PluginLoadWarning):
+            click.echo(f"warning: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return host
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="taskctx", prog_name="taskctx")
+def main() -> None:
+    """taskctx: deliver task context to AI agents honestly.
+
+    Plugins are loaded from the "taskctx" entry-point group; set TASKCTX_LOAD_PLUGINS
+    (comma list of distributions, empty for none) and TASKCTX_BLOCK_PLUGINS to choose.
+    """
+
+
+def _visible(records: Iterable[PluginRecord], show_all: bool) -> list[PluginRecord]:
+    """All records with --all; otherwise non-built-ins that loaded, and every failure."""
+    if show_all:
+        return list(records)
+    return [r for r in records if r.status == "failed" or (r.status == "loaded" and not r.builtin)]
+
+
+def _format_text(records: list[PluginRecord]) -> str:
+    """Records grouped by distribution, one indented block per entry point."""
+    groups: dict[str, list[PluginRecord]] = {}
+    for record in records:
+        groups.setdefault(normalize_name(record.name), []).append(record)
+    lines: list[str] = []
+    for group in groups.values():
+        first = group[0]
+        tag = " (built-in)" if first.builtin else ""
+        lines.append(f"{first.name} {first.version or '(no version)'}{tag}")
+        for record in group:
+            where = (
+                f"{record.entry_point} = {record.module}" if record.entry_point else record.module
+            )
+            lines.append(f"  {where}: {record.status}")
+            if record.hooks:
+                lines.append(f"    hooks: {', '.join(record.hooks)}")
+            for kind, names in record.registered.items():
+                lines.append(f"    {kind}: {', '.join(names)}")
+            if record.error:
+                lines.append(f"    error: {record.error}")
+    return "\n".join(lines)
+
+
+@main.command("plugins")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also show built-ins and plugins that are blocked or not allowed.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of plugin records.")
+def plugins_command(show_all: bool, as_json: bool) -> None:
+    """List installed plugins and their status.
+
+    Shows each distribution's version, entry points, hooks, registered names and
+    status. Failed plugins are always listed with their error.
+    """
+    records = _visible(load_host().plugins(), show_all)
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
+    elif records:
+        click.echo(_format_text(records))
+    else:
+        click.echo("No plugins installed." + ("" if show_all else " (--all shows built-ins)"))
+
+
+def _role_value(raw: str, option: str) -> tuple[str, str]:
+    role, sep, value = raw.partition("=")
+    if not sep or not role or not value:
+        raise click.BadParameter(f"expected ROLE=VALUE, got {raw!r}", param_hint=option)
+    return role, value
+
+
+def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
+    """``KIND[:key=value,key=value]`` into a kind and its options."""
+    kind, _, rest = raw.partition(":")
+    options: dict[str, str] = {}
+    for part in filter(None, rest.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected key=value in {raw!r}", param_hint="--source")
+        options[key] = value
+    return kind, options
+
+
+@main.command("read")
+@click.argument("paths", nargs=-1, type=click.Path(file_okay=False, exists=True))
+@click.option("--query", "-q", default="", help="What the reader is looking for.")
+@click.option(
+    "--records",
+    "records_dir",
+    type=click.Path(file_okay=False),
+    help="Attach the record store under this directory (taskctx-records).",
+)
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="KIND[:k=v,...]",
+    help="Attach a source by kind name and options; repeatable.",
+)
+@click.option(
+    "--put",
+    "puts",
+    multiple=True,
+    metavar="ROLE=TEXT",
+    help="Put an optional direct entry; repeatable.",
+)
+@click.option(
+    "--put-required",
+    "required_puts",
+    multiple=True,
+    metavar="ROLE=TEXT",
+    help="Put a required direct entry (never dropped); repeatable.",
+)
+@click.option(
+    "--put-file",
+    "put_files",
+    multiple=True,
+    metavar="ROLE=PATH",
+    help="Put a file's text as an optional direct entry; repeatable.",
+)
+@click.option(
+    "--ref",
+    "refs",
+    multiple=True,
+    metavar="REF",
+    help="An explicit canonical ref to deliver whole; repeatable.",
+)
+@click.option("--task", "task_id", default="cli", show_default=True, help="Task id.")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=20_000,
+    show_default=True,
+    help="Characters of delivered text per package.",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Blocks per package.",
+)
+@click.option(
+    "--lossy",
+    is_flag=True,
+    help="Deliver oversized required entries as lossy digests instead of failing.",
+)
+@click.option("--include-hidden", is_flag=True, help="Offer dot files and folders too.")
+@click.option("--all-pages", is_flag=True, help="Follow the cursor and print every page.")
+@click.option("--json", "as_json", is_flag=True, help="Print the package(s) as JSON.")
+def read_command(
+    paths: tuple[str, ...],
+    query: str,
+    records_dir: str | None,
+    sources: tuple[str, ...],
+    puts: tuple[str, ...],
+    required_puts: tuple[str, ...],
+    put_files: tuple[str, ...],
+    refs: tuple[str, ...],
+    task_id: str,
+    max_chars: int,
+    max_blocks: int,
+    lossy: bool,
+    include_hidden: bool,
+    all_pages: bool,
+    as_json: bool,
+) -> None:
+    """Read a context package from folders, records, sources and direct entries.
+
+    Each PATH is attached as a task workspace (taskctx-workspace). The package is
+    printed as the model sees it, refs as [[ref:ref_N]] aliases, with coverage.
+    """
+    from pathlib import Path
+
+    from taskctx.context import TaskContext
+    from taskctx.model import ContextBudget, ContextReadIntent
+
+    try:
+        ctx = TaskContext(task_id, host=load_host())
+        for raw in puts:
+            ctx.put(*_role_value(raw, "--put"))
+        for raw in required_puts:
+            ctx.put(*_role_value(raw, "--put-required"), required=True)
+        for raw in put_files:
+            role, file_name = _role_value(raw, "--put-file")
+            ctx.put(
+                role=role, content=Path(file_name).read_bytes(), title=file_name, media_type=None
+            )
+        for number, path in enumerate(paths, start=1):
+            source = ctx.host.source("task_workspace", root=path, mode="read_only")
+            ctx.attach(source, binding_id=f"files-{number}" if len(paths) > 1 else "files")
+        if records_dir is not None:
+            ctx.attach(ctx.host.source("record_store", root=records_dir), binding_id="records")
+        for raw in sources:
+            kind, options = _source_spec(raw)
+            ctx.attach(ctx.host.source(kind, **options))
+        intent = ContextReadIntent(
+            query=query,
+            explicit_refs=refs,
+            filters={"include_hidden": include_hidden},
+            required_overflow="lossy_digest" if lossy else "fail",
+        )
+        reader = ctx.reader(
+            consumer="cli", budget=ContextBudget(max_chars=max_chars, max_blocks=max_blocks)
+        )
+        packages = [reader.read(intent)]
+        while all_pages and packages[-1].has_more:
+            packages.append(reader.read_next(packages[-1].cursor))
+    except (TaskCtxError, OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for package in packages:
+        click.echo(package.model_dump_json(indent=2) if as_json else package.render())

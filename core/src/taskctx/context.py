@@ -1,0 +1,326 @@
+"""TaskContext: direct entries, source bindings, the structural revision and the index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from taskctx.cursor import default_state_dir, load_or_create_key
+from taskctx.errors import MediaError, PolicyError, TaskCtxError
+from taskctx.index import ContextIndex, StructuralProvider
+from taskctx.media import MediaClass, classify, decode_text
+from taskctx.model import (
+    BINDING_ID_PATTERN,
+    DIRECT_BINDING,
+    ContextBudget,
+    ContextConsumer,
+    ContextRef,
+    FrozenModel,
+    ReaderState,
+    SectionInfo,
+)
+from taskctx.protocols import ContextSource, IndexProvider
+from taskctx.sections import markdown_sections
+
+if TYPE_CHECKING:
+    from taskctx.plugins import PluginHost
+    from taskctx.reader import ContextReader
+
+__all__ = ["DirectEntry", "SourceBinding", "SourceCatalogEntry", "TaskContext"]
+
+
+def sha256_text(text: str) -> str:
+    """``sha256:<hex>`` of the UTF-8 bytes of ``text``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@attrs.define(slots=True, frozen=True)
+class DirectEntry:
+    """An entry put directly on the TaskContext: text, or bytes of a declared media type."""
+
+    entry_id: str
+    role: str
+    required: bool
+    media_type: str
+    media_class: MediaClass
+    text: str | None
+    data: bytes | None
+    digest: str
+    title: str | None
+    sections: tuple[SectionInfo, ...]
+
+    @property
+    def ref(self) -> ContextRef:
+        """The canonical ref of this entry."""
+        return ContextRef(binding=DIRECT_BINDING, path=self.entry_id)
+
+    @property
+    def chars(self) -> int:
+        """Length of the text in characters (0 for binary entries)."""
+        return len(self.text) if self.text is not None else 0
+
+
+@attrs.define(slots=True, frozen=True)
+class SourceBinding:
+    """A source attached to a TaskContext under a binding id, with its default role."""
+
+    binding_id: str
+    source: ContextSource
+    role: str
+    identity: str | None
+
+    @property
+    def kind(self) -> str:
+        """The source kind name."""
+        return self.source.kind
+
+
+class SourceCatalogEntry(FrozenModel):
+    """What a TaskContext knows of one binding without reading it."""
+
+    binding_id: str
+    kind: str
+    identity: str | None
+    role: str
+    description: Mapping[str, Any] = {}
+
+
+def _host_or_default(host: PluginHost | None) -> PluginHost:
+    if host is not None:
+        return host
+    from taskctx.plugins import PluginHost
+
+    return PluginHost.from_environment()
+
+
+def _state_dir_or_default(state_dir: str | Path | None) -> Path:
+    return Path(state_dir) if state_dir is not None else default_state_dir()
+
+
+@attrs.define(slots=True)
+class TaskContext:
+    """The context of one task: direct entries plus attached sources, read via readers.
+
+    ``host`` defaults to ``PluginHost.from_environment()``; ``state_dir`` (default
+    ``$TASKCTX_STATE_DIR`` or the user cache) holds the persistent index and the
+    cursor signing key, so cursors verify in a new process.
+    """
+
+    task_id: str
+    host: PluginHost = attrs.field(default=None, converter=_host_or_default)
+    state_dir: Path = attrs.field(default=None, converter=_state_dir_or_default)
+    entries: dict[str, DirectEntry] = attrs.field(factory=dict, init=False)
+    bindings: dict[str, SourceBinding] = attrs.field(factory=dict, init=False)
+    index: ContextIndex = attrs.field(init=False)
+    index_provider: IndexProvider = attrs.field(init=False)
+    index_profile: str = attrs.field(default="default", init=False)
+    _revision: str | None = attrs.field(default=None, init=False)
+    _cursor_key: bytes | None = attrs.field(default=None, init=False)
+    _next_entry: int = attrs.field(default=1, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.task_id, str) or not self.task_id.strip():
+            raise TaskCtxError("task_id must be a non-empty string")
+        self.index = ContextIndex(self.state_dir / "index")
+        lexical = self.host.default_lexical_provider()
+        self.index_provider = lexical if lexical is not None else StructuralProvider()
+
+    # -- structure ---------------------------------------------------------------
+
+    def put(
+        self,
+        role: str,
+        content: str | bytes,
+        required: bool = False,
+        media_type: str | None = None,
+        *,
+        title: str | None = None,
+        entry_id: str | None = None,
+    ) -> ContextRef:
+        """Put a direct entry; its declared media type is checked like any other signal."""
+        if not role:
+            raise TaskCtxError("a direct entry needs a role")
+        head = content if isinstance(content, bytes) else None
+        decision = classify(
+            None,
+            media_type,
+            content_kind="text" if isinstance(content, str) else None,
+            head=head[:512] if head is not None else None,
+        )
+        text: str | None
+        data: bytes | None = None
+        if isinstance(content, str):
+            if decision.media_class is not MediaClass.TEXT:
+                raise MediaError(
+                    f"direct entry declares media type {media_type!r} but its content is "
+                    f"text; pass bytes for {decision.media_class.value} content"
+                )
+            text = content
+        elif decision.media_class is MediaClass.TEXT:
+            text = decode_text(content)
+        else:
+            text, data = None, bytes(content)
+        entry_id = entry_id or f"entry-{self._next_entry}"
+        if entry_id in self.entries:
+            raise TaskCtxError(f"direct entry {entry_id!r} already exists; remove it first")
+        self._next_entry += 1
+        digest = sha256_text(text) if text is not None else sha256_bytes(data or b"")
+        self.entries[entry_id] = DirectEntry(
+            entry_id=entry_id,
+            role=role,
+            required=required,
+            media_type=decision.media_type,
+            media_class=decision.media_class,
+            text=text,
+            data=data,
+            digest=digest,
+            title=title,
+            sections=markdown_sections(text) if text is not None else (),
+        )
+        self._revision = None
+        return self.entries[entry_id].ref
+
+    def attach(
+        self, source: ContextSource, binding_id: str | None = None, *, role: str = "information"
+    ) -> str:
+        """Attach ``source`` under ``binding_id`` (default: its kind); return the binding id."""
+        for attribute in (
+            "kind",
+            "async_revision",
+            "async_enumerate_descriptors",
+            "async_read_exact",
+        ):
+            if not hasattr(source, attribute):
+                raise TaskCtxError(f"{source!r} is not a ContextSource: no {attribute}")
+        binding_id = binding_id or source.kind
+        if not BINDING_ID_PATTERN.fullmatch(binding_id):
+            raise PolicyError(
+                f"invalid binding id {binding_id!r}: letters, digits, '_', '.', '-' only"
+            )
+        if binding_id in self.bindings:
+            raise TaskCtxError(f"binding {binding_id!r} is already attached")
+        identity = getattr(source, "identity", None)
+        self.bindings[binding_id] = SourceBinding(
+            binding_id, source, role, identity if isinstance(identity, str) else None
+        )
+        self._revision = None
+        return binding_id
+
+    def remove(self, target: str | ContextRef) -> None:
+        """Remove a binding (by id) or a direct entry (by ref or entry id)."""
+        if isinstance(target, str) and target in self.bindings:
+            del self.bindings[target]
+        else:
+            ref = target if isinstance(target, ContextRef) else None
+            if ref is None and isinstance(target, str):
+                ref = (
+                    ContextRef.parse(target)
+                    if target.startswith("ctx://")
+                    else ContextRef(binding=DIRECT_BINDING, path=target)
+                )
+            if ref is None or ref.binding != DIRECT_BINDING or ref.path not in self.entries:
+                raise TaskCtxError(f"no binding or direct entry {str(target)!r} to remove")
+            del self.entries[ref.path]
+        self._revision = None
+
+    def configure_index(self, provider: str | None = None, *, profile: str = "default") -> None:
+        """Choose the index provider by name (``structural``, ``fts``, ...) and profile."""
+        if provider is None or provider == "structural":
+            lexical = None if provider == "structural" else self.host.default_lexical_provider()
+            self.index_provider = lexical if lexical is not None else StructuralProvider()
+        else:
+            self.index_provider = self.host.index_provider(provider)
+        self.index_profile = profile
+        self._revision = None
+
+    @property
+    def revision(self) -> str:
+        """A digest of the structure: entries, bindings and index choice (not source data)."""
+        if self._revision is None:
+            structure = {
+                "task": self.task_id,
+                "entries": [
+                    [e.entry_id, e.role, e.required, e.media_type, e.digest]
+                    for e in self.entries.values()
+                ],
+                "bindings": [
+                    [b.binding_id, b.kind, b.identity or f"object:{id(b.source)}", b.role]
+                    for b in self.bindings.values()
+                ],
+                "index": [self.index_provider.name, self.index_profile],
+            }
+            raw = json.dumps(structure, sort_keys=True).encode()
+            self._revision = "ctx-" + hashlib.sha256(raw).hexdigest()[:20]
+        return self._revision
+
+    def source_catalog(self) -> tuple[SourceCatalogEntry, ...]:
+        """One entry per binding: kind, identity, role and the source's own description."""
+        entries = []
+        for binding in self.bindings.values():
+            describe = getattr(binding.source, "describe", None)
+            description = describe() if callable(describe) else {}
+            entries.append(
+                SourceCatalogEntry(
+                    binding_id=binding.binding_id,
+                    kind=binding.kind,
+                    identity=binding.identity,
+                    role=binding.role,
+                    description=description,
+                )
+            )
+        return tuple(entries)
+
+    @property
+    def cursor_key(self) -> bytes:
+        """The key that signs this context's cursors (loaded or made once)."""
+        if self._cursor_key is None:
+            self._cursor_key = load_or_create_key(self.state_dir)
+        return self._cursor_key
+
+    # -- readers -----------------------------------------------------------------
+
+    def reader(
+        self,
+        consumer: str | ContextConsumer,
+        phase: str | None = None,
+        budget: ContextBudget | None = None,
+        *,
+        selector: str | None = None,
+        cursor_ttl: float = 3600.0,
+    ) -> ContextReader:
+        """A reader for ``consumer``; it pins its snapshot at the first read (or ``pin()``)."""
+        from taskctx.reader import ContextReader
+
+        if isinstance(consumer, str):
+            consumer = ContextConsumer(name=consumer)
+        if selector is not None:
+            self.host.selector(selector)  # fail now, not at the first read
+        return ContextReader.create(
+            self, consumer, phase, budget or ContextBudget(), selector, cursor_ttl
+        )
+
+    def restore_reader(
+        self, state: ReaderState | Mapping[str, Any] | str, *, cursor_ttl: float = 3600.0
+    ) -> ContextReader:
+        """Rebuild a reader from ``export_state()`` output (model, dict or JSON text)."""
+        from taskctx.reader import ContextReader
+
+        if isinstance(state, str):
+            parsed = ReaderState.model_validate_json(state)
+        elif isinstance(state, ReaderState):
+            parsed = state
+        else:
+            parsed = ReaderState.model_validate(state)
+        if parsed.task_id != self.task_id:
+            raise TaskCtxError(f"reader state is for task {parsed.task_id!r}, not {self.task_id!r}")
+        return ContextReader.restore(self, parsed, cursor_ttl)

@@ -1,0 +1,76 @@
+"""Per-binding coverage of a page: what was considered, delivered and left out."""
+
+from __future__ import annotations
+
+import attrs
+
+from taskctx.model import CoverageOutcome, CoverageStatus, Enumeration, SourceCoverage
+
+__all__ = ["BindingScan", "coverage_for"]
+
+
+@attrs.define(slots=True)
+class BindingScan:
+    """What a read learnt about one binding before assembly."""
+
+    binding_id: str
+    source_kind: str
+    revision: str | None = None
+    considered: int | None = None
+    enumeration: Enumeration = Enumeration.EXHAUSTIVE
+    outcome: CoverageOutcome | None = None
+    searchable: bool = True
+    reasons: list[str] = attrs.field(factory=list)
+
+
+def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
+    """Coverage of one binding, given how many of its items this page delivers.
+
+    A page is ``complete`` only when it holds the whole matching set of the pinned
+    snapshot; the last page of a multi-page result is still ``partial``.
+    """
+    reasons = tuple(dict.fromkeys(scan.reasons))
+    if scan.outcome in (CoverageOutcome.UNAVAILABLE, CoverageOutcome.NOT_SEARCHED) or (
+        not scan.searchable
+    ):
+        outcome = scan.outcome or CoverageOutcome.NOT_SEARCHED
+        return SourceCoverage(
+            binding_id=scan.binding_id,
+            source_kind=scan.source_kind,
+            status=CoverageStatus.UNKNOWN,
+            enumeration=scan.enumeration,
+            outcome=outcome,
+            considered=None,
+            delivered=delivered,
+            omitted=None,
+            reasons=reasons,
+            revision=scan.revision,
+        )
+    considered = scan.considered
+    if considered is None:
+        return SourceCoverage(
+            binding_id=scan.binding_id,
+            source_kind=scan.source_kind,
+            status=CoverageStatus.UNKNOWN,
+            enumeration=scan.enumeration,
+            outcome=CoverageOutcome.MATCHED if delivered else CoverageOutcome.NO_MATCH_IN_SCOPE,
+            considered=None,
+            delivered=delivered,
+            omitted=None,
+            reasons=reasons or ("matching set not counted",),
+            revision=scan.revision,
+        )
+    considered = max(considered, delivered)
+    complete = delivered == considered and scan.enumeration is not Enumeration.BOUNDED
+    return SourceCoverage(
+        binding_id=scan.binding_id,
+        source_kind=scan.source_kind,
+        status=CoverageStatus.COMPLETE if complete else CoverageStatus.PARTIAL,
+        enumeration=scan.enumeration,
+        outcome=CoverageOutcome.MATCHED if considered else CoverageOutcome.NO_MATCH_IN_SCOPE,
+        considered=considered,
+        delivered=delivered,
+        omitted=considered - delivered,
+        reasons=reasons,
+        revision=scan.revision,
+    )

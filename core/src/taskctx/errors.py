@@ -1,0 +1,84 @@
+"""One exception hierarchy rooted at :class:`TaskCtxError`."""
+
+from __future__ import annotations
+
+__all__ = [
+    "CursorError",
+    "MaterializationBudgetError",
+    "MediaError",
+    "NotFoundError",
+    "PluginLoadError",
+    "PluginLoadWarning",
+    "PolicyError",
+    "RequiredOverflowError",
+    "SelectionError",
+    "SourceUnavailableError",
+    "StaleReaderError",
+    "SyncInAsyncError",
+    "TaskCtxError",
+    "UnknownAliasError",
+    "UnknownSourceKindError",
+]
+
+
+class TaskCtxError(Exception):
+    """Base class of every error taskctx raises on purpose."""
+
+
+class StaleReaderError(TaskCtxError):
+    """The reader's pinned snapshot no longer matches the task context or its sources."""
+
+
+class RequiredOverflowError(TaskCtxError):
+    """Required blocks or explicitly requested refs do not fit the budget."""
+
+
+class UnknownSourceKindError(TaskCtxError, LookupError):
+    """No installed plugin registers the requested source kind (or provider, selector)."""
+
+
+class PolicyError(TaskCtxError):
+    """A path, URL, ref or binding was refused by policy."""
+
+
+class CursorError(TaskCtxError):
+    """A continuation cursor is malformed, tampered with, expired or for another scope."""
+
+
+class MaterializationBudgetError(TaskCtxError):
+    """One operation would expand more records than the materialization budget allows."""
+
+
+class PluginLoadError(TaskCtxError):
+    """A plugin failed to load or registered a duplicate name (raised in strict mode)."""
+
+
+class MediaError(TaskCtxError):
+    """Content is not what its media type claims (an empty or invalid image, say)."""
+
+
+class NotFoundError(TaskCtxError, LookupError):
+    """A source has no item at the requested ref."""
+
+
+class SourceUnavailableError(TaskCtxError):
+    """A source could not answer (I/O failure, server down); other sources still deliver."""
+
+
+class UnknownAliasError(TaskCtxError, KeyError):
+    """A request-local alias (``ref_N``) was not issued in this package."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown alias"
+
+
+class SelectionError(TaskCtxError):
+    """A selector failed or answered with keys the host did not issue."""
+
+
+class SyncInAsyncError(TaskCtxError, RuntimeError):
+    """A sync facade was called inside a running event loop; use the async method."""
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin failed to load or registered a duplicate name; the others still loaded."""

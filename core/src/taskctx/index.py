@@ -1,0 +1,361 @@
+"""ContextIndex: partitions keyed by (binding, source identity, profile, provider).
+
+A partition is synced to one source revision. A warm sync (same revision) does no
+work; a changed revision costs what changed: the source's change journal when it has
+one, otherwise one enumeration diffed by content version, and only changed documents
+are handed to the provider (and only they are read when the provider needs text).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from taskctx.media import is_hidden_path
+from taskctx.model import (
+    ContextFilters,
+    DescriptorPage,
+    Enumeration,
+    EnumerationRequest,
+    SourceDescriptor,
+)
+from taskctx.protocols import (
+    ContextSource,
+    IndexDocument,
+    IndexPartition,
+    IndexProvider,
+    PartitionKey,
+    SearchHit,
+    SearchResult,
+    SupportsChanges,
+)
+
+__all__ = [
+    "NO_LEXICAL_PROVIDER",
+    "CandidateSet",
+    "ContextIndex",
+    "PartitionState",
+    "RevisionMovedError",
+    "StructuralProvider",
+    "doc_id_of",
+]
+
+NO_LEXICAL_PROVIDER = "no_lexical_provider"
+TextLoader = Callable[[SourceDescriptor], Awaitable[str | None]]
+DescriptorKey = tuple[str, str | None]
+
+_DIGITS = re.compile(r"(\d+)")
+_SCOPE_SEPARATOR = "\x1f"  # cannot occur in a path or scope, unlike "#"
+
+
+def doc_id_of(path: str, scope: str | None) -> str:
+    """The document id of a descriptor inside a partition."""
+    return path if scope is None else f"{path}{_SCOPE_SEPARATOR}{scope}"
+
+
+def _natural(text: str | None) -> tuple[Any, ...]:
+    if text is None:
+        return ()
+    return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
+
+
+def _order_key(descriptor: SourceDescriptor) -> tuple[Any, ...]:
+    return (descriptor.path, descriptor.scope is not None, _natural(descriptor.scope))
+
+
+class RevisionMovedError(Exception):
+    """Enumeration saw a revision other than the one being synced (internal signal)."""
+
+    def __init__(self, expected: str, seen: str) -> None:
+        super().__init__(f"source revision moved from {expected!r} to {seen!r} during sync")
+        self.expected = expected
+        self.seen = seen
+
+
+@attrs.define(slots=True)
+class _StructuralPartition:
+    versions: dict[str, str] = attrs.field(factory=dict)
+
+    def indexed_versions(self) -> Mapping[str, str]:
+        return self.versions
+
+    def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
+        for doc_id in deletes:
+            self.versions.pop(doc_id, None)
+        for doc in upserts:
+            self.versions[doc.doc_id] = doc.content_version
+
+    def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
+        ids = list(self.versions) if doc_ids is None else list(doc_ids)
+        hits = tuple(SearchHit(doc_id=doc_id, score=0.0) for doc_id in ids[:limit])
+        return SearchResult(hits=hits, considered=len(ids), reasons=(NO_LEXICAL_PROVIDER,))
+
+    def stats(self) -> Mapping[str, Any]:
+        return {"documents": len(self.versions)}
+
+    def close(self) -> None:
+        return None
+
+
+@attrs.define(slots=True, frozen=True)
+class StructuralProvider:
+    """The kernel's provider: structure only, no ranking; candidates in path order."""
+
+    name: str = "structural"
+    kind: Literal["structural"] = "structural"
+    needs_text: bool = False
+
+    def open_partition(self, key: PartitionKey, directory: Path | None) -> IndexPartition:
+        """An in-memory partition (structure is cheap to rebuild from descriptors)."""
+        return _StructuralPartition()
+
+
+@attrs.define(slots=True)
+class CandidateSet:
+    """Candidates of one binding for one read: descriptors in rank order and coverage facts."""
+
+    descriptors: list[SourceDescriptor]
+    scores: list[float | None]
+    considered: int | None
+    enumeration: Enumeration
+    searchable: bool = True
+    reasons: tuple[str, ...] = ()
+
+
+@attrs.define(slots=True)
+class PartitionState:
+    """One synced partition: descriptors by key in structural order, and the provider's part."""
+
+    key: PartitionKey
+    provider: IndexProvider
+    partition: IndexPartition
+    revision: str | None = None
+    descriptors: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
+    ordered: list[SourceDescriptor] = attrs.field(factory=list)
+    enumeration: Enumeration = Enumeration.EXHAUSTIVE
+    enumeration_reasons: tuple[str, ...] = ()
+    generation: int = 0
+    _filtered: dict[str, list[SourceDescriptor]] = attrs.field(factory=dict)
+    _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
+
+    def filtered(self, filters: ContextFilters) -> list[SourceDescriptor]:
+        """Descriptors passing the structural filters, in structural order (memoised)."""
+        memo_key = filters.model_dump_json(exclude={"bindings"})
+        cached = self._filtered.get(memo_key)
+        if cached is None:
+            cached = [d for d in self.ordered if passes_filters(d, filters)]
+            self._filtered[memo_key] = cached
+        return cached
+
+    def by_doc_id(self, doc_id: str) -> SourceDescriptor | None:
+        """The descriptor a provider hit refers to."""
+        return self._by_doc_id.get(doc_id)
+
+    def replace(
+        self, upserts: Iterable[SourceDescriptor], deletes: Iterable[DescriptorKey]
+    ) -> None:
+        """Apply a change to the structural view and invalidate memoised filters."""
+        for key in deletes:
+            old = self.descriptors.pop(key, None)
+            if old is not None:
+                self._by_doc_id.pop(doc_id_of(*key), None)
+        for descriptor in upserts:
+            self.descriptors[descriptor.key] = descriptor
+            self._by_doc_id[doc_id_of(*descriptor.key)] = descriptor
+        self.ordered = sorted(self.descriptors.values(), key=_order_key)
+        self._filtered.clear()
+        self.generation += 1
+
+
+def _dotted(metadata: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    current: Any = metadata
+    for part in dotted.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return False, None
+        current = current[part]
+    return True, current
+
+
+def passes_filters(descriptor: SourceDescriptor, filters: ContextFilters) -> bool:
+    """Whether a descriptor passes the structural filters of a read."""
+    path = descriptor.path
+    if not filters.include_hidden and is_hidden_path(path):
+        return False
+    if filters.path_prefix and not path.startswith(filters.path_prefix):
+        return False
+    if filters.glob and not fnmatch.fnmatchcase(path, filters.glob):
+        return False
+    if filters.max_size is not None:
+        size = descriptor.chars if descriptor.chars is not None else descriptor.size
+        if size is not None and size > filters.max_size:
+            return False
+    if filters.media_types is not None and descriptor.media_type not in filters.media_types:
+        return False
+    for dotted, expected in filters.metadata.items():
+        found, value = _dotted(descriptor.metadata, dotted)
+        if not found or value != expected:
+            return False
+    return True
+
+
+@attrs.define(slots=True)
+class ContextIndex:
+    """The partitions of one TaskContext, persisted under ``directory`` by their providers."""
+
+    directory: Path | None = None
+    states: dict[PartitionKey, PartitionState] = attrs.field(factory=dict)
+
+    def state(
+        self, key: PartitionKey, provider: IndexProvider, *, persistent: bool = True
+    ) -> PartitionState:
+        """The partition state for ``key``, opened on first use (on disk if ``persistent``)."""
+        state = self.states.get(key)
+        if state is None:
+            directory = None
+            if persistent and self.directory is not None:
+                directory = self.directory / key.slug()
+            if directory is not None:
+                directory.mkdir(parents=True, exist_ok=True)
+            state = PartitionState(key, provider, provider.open_partition(key, directory))
+            self.states[key] = state
+        return state
+
+    async def sync(
+        self,
+        state: PartitionState,
+        source: ContextSource,
+        revision: str,
+        load_text: TextLoader,
+    ) -> PartitionState:
+        """Bring ``state`` to ``revision``; raise RevisionMovedError if the source moved."""
+        if state.revision == revision:
+            return state
+        if state.revision is not None and isinstance(source, SupportsChanges):
+            changes = await source.async_changes(state.revision)
+            if changes is not None and changes.revision == revision:
+                await self._apply(state, changes.upserts, changes.deletes, load_text)
+                state.revision = revision
+                return state
+        descriptors, enumeration, reasons = await _enumerate_all(source, revision)
+        fresh = {d.key: d for d in descriptors}
+        known = state.partition.indexed_versions()
+        upserts = [
+            d
+            for key, d in fresh.items()
+            if known.get(doc_id_of(*key)) != d.content_version or state.descriptors.get(key) != d
+        ]
+        deletes = [key for key in state.descriptors if key not in fresh]
+        deletes += [
+            key for key in _keys_of(known) if key not in fresh and key not in state.descriptors
+        ]
+        await self._apply(state, upserts, deletes, load_text)
+        state.enumeration, state.enumeration_reasons = enumeration, reasons
+        state.revision = revision
+        return state
+
+    async def _apply(
+        self,
+        state: PartitionState,
+        upserts: Sequence[SourceDescriptor],
+        deletes: Sequence[DescriptorKey],
+        load_text: TextLoader,
+    ) -> None:
+        if not upserts and not deletes:
+            return
+        documents = []
+        for descriptor in upserts:
+            text = await load_text(descriptor) if state.provider.needs_text else None
+            documents.append(
+                IndexDocument(
+                    doc_id=doc_id_of(*descriptor.key),
+                    path=descriptor.path,
+                    scope=descriptor.scope,
+                    title=descriptor.title,
+                    text=text,
+                    content_version=descriptor.content_version,
+                    media_type=descriptor.media_type,
+                    metadata=descriptor.metadata,
+                )
+            )
+        state.partition.apply(documents, [doc_id_of(*key) for key in deletes])
+        state.replace(upserts, deletes)
+
+    def candidates(
+        self, state: PartitionState, query: str, filters: ContextFilters
+    ) -> CandidateSet:
+        """Candidates in rank order (lexical providers) or structural order (no query/ranker)."""
+        in_scope = state.filtered(filters)
+        structural = state.provider.kind == "structural"
+        if structural or not query.strip():
+            reasons = state.enumeration_reasons
+            if structural and query.strip():
+                reasons = (*reasons, NO_LEXICAL_PROVIDER)
+            return CandidateSet(
+                descriptors=list(in_scope),
+                scores=[None] * len(in_scope),
+                considered=len(in_scope),
+                enumeration=state.enumeration,
+                reasons=reasons,
+            )
+        restrict = (
+            None if len(in_scope) == len(state.ordered) else [doc_id_of(*d.key) for d in in_scope]
+        )
+        result = state.partition.search(query, restrict, None)
+        ranked: list[SourceDescriptor] = []
+        scores: list[float | None] = []
+        for hit in result.hits:
+            descriptor = state.by_doc_id(hit.doc_id)
+            if descriptor is not None:
+                ranked.append(descriptor)
+                scores.append(hit.score)
+        return CandidateSet(
+            descriptors=ranked,
+            scores=scores,
+            considered=result.considered,
+            enumeration=Enumeration.RANKED,
+            searchable=result.searchable,
+            reasons=(*state.enumeration_reasons, *result.reasons),
+        )
+
+    def close(self) -> None:
+        """Close every open partition."""
+        for state in self.states.values():
+            state.partition.close()
+        self.states.clear()
+
+
+def _keys_of(versions: Mapping[str, str]) -> list[DescriptorKey]:
+    keys: list[DescriptorKey] = []
+    for doc_id in versions:
+        path, _, scope = doc_id.partition(_SCOPE_SEPARATOR)
+        keys.append((path, scope or None))
+    return keys
+
+
+async def _enumerate_all(
+    source: ContextSource, revision: str
+) -> tuple[list[SourceDescriptor], Enumeration, tuple[str, ...]]:
+    descriptors: list[SourceDescriptor] = []
+    cursor: str | None = None
+    enumeration = Enumeration.EXHAUSTIVE
+    reasons: list[str] = []
+    while True:
+        page: DescriptorPage = await source.async_enumerate_descriptors(
+            EnumerationRequest(cursor=cursor, revision=revision)
+        )
+        if page.revision != revision:
+            raise RevisionMovedError(revision, page.revision)
+        descriptors.extend(page.descriptors)
+        if page.enumeration is not Enumeration.EXHAUSTIVE:
+            enumeration = page.enumeration
+        reasons.extend(r for r in page.reasons if r not in reasons)
+        if page.next_cursor is None:
+            return descriptors, enumeration, tuple(reasons)
+        if page.next_cursor == cursor:
+            raise RuntimeError(f"source {source.kind!r} returned the same cursor twice")
+        cursor = page.next_cursor

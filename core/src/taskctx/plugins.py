@@ -1,0 +1,502 @@
+"""``PluginHost``: loads taskctx plugins, applies allow/block lists, keeps the registries.
+
+- Nothing loads at import time; each host has its own pluggy manager.
+- Built-ins (``taskctx.builtins``, plugin ``taskctx``) always load first, unfiltered.
+- Entry points (group ``taskctx``) are filtered by PEP 503 distribution name *before*
+  import; a distribution found twice on ``sys.path`` counts once (first wins); they load
+  in order of normalised distribution name, then entry-point name. The pluggy plugin
+  name is the entry-point name (as in pytest), so it must be unique.
+- A plugin fails as a whole: an import error, a raising hookimpl, an unknown (misspelled)
+  hook, an invalid registration or a duplicate name unregisters it and rolls back all its
+  registrations; the others still load. A failure is a ``PluginLoadWarning`` plus a
+  ``failed`` ``PluginRecord``; with ``strict=True`` it raises ``PluginLoadError``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType, ModuleType
+from typing import Any, Literal
+
+import attrs
+import pluggy
+from pydantic import Field
+
+from taskctx import hookspecs
+from taskctx.errors import PluginLoadError, PluginLoadWarning, UnknownSourceKindError
+from taskctx.model import FrozenModel
+from taskctx.protocols import ContextSource, FileIOHandler, IndexProvider, ScopedRead, Selector
+
+__all__ = [
+    "ALLOW_ENV",
+    "BLOCK_ENV",
+    "BUILTIN_MODULE",
+    "FIRST_PARTY_KINDS",
+    "REGISTRY_KINDS",
+    "PluginHost",
+    "PluginRecord",
+    "normalize_name",
+]
+
+ALLOW_ENV = "TASKCTX_LOAD_PLUGINS"
+"""Comma list of distributions to load; set but empty loads none; unset loads all."""
+BLOCK_ENV = "TASKCTX_BLOCK_PLUGINS"
+"""Comma list of distributions never to load."""
+BUILTIN_MODULE = "taskctx.builtins"
+"""The kernel's own hookimpl module, registered as plugin ``taskctx``."""
+REGISTRY_KINDS = (
+    "source_kinds",
+    "scoped_readers",
+    "file_io_handlers",
+    "index_providers",
+    "selectors",
+)
+"""Registry names; each is filled by the hook ``register_<name>``."""
+FIRST_PARTY_KINDS: Mapping[str, str] = MappingProxyType(
+    {
+        "task_workspace": "taskctx-workspace",
+        "record_store": "taskctx-records",
+        "skill_library": "taskctx-skills",
+        "session_memory": "taskctx-memory",
+        "pinned_repository": "taskctx-repo",
+    }
+)
+"""Source kinds of the first-party plugins and the distribution that provides each."""
+
+_REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (strings, callables)
+    "scoped_readers": (("scope_kinds", "media_types"), ("async_read_scoped",)),
+    "file_io_handlers": (("suffixes", "media_types"), ("parse",)),
+    "index_providers": ((), ("open_partition",)),
+    "selectors": ((), ("async_select",)),
+}
+_INDEX_KINDS = ("structural", "lexical", "vector", "hybrid")
+Status = Literal["loaded", "failed", "blocked", "not_allowed"]
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalised distribution name (``My_Plugin`` -> ``my-plugin``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _names(values: Iterable[str] | str | None) -> frozenset[str]:
+    if values is None:
+        return frozenset()
+    items = values.split(",") if isinstance(values, str) else values
+    return frozenset(normalize_name(v.strip()) for v in items if v.strip())
+
+
+def _allow(values: Iterable[str] | str | None) -> frozenset[str] | None:
+    return None if values is None else _names(values)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _media(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _check_strings(obj: object, attr: str) -> None:
+    value = getattr(obj, attr)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"{attr} must be a tuple of str, not {type(value).__name__}")
+    if not all(isinstance(v, str) and v for v in value):
+        raise TypeError(f"{attr} must hold non-empty str only")
+
+
+def _validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    """Check one registration; return (name, value) or raise TypeError/ValueError."""
+    expected = 2 if kind == "source_kinds" else 1
+    if len(args) != expected:
+        usage = "register(kind, factory)" if expected == 2 else "register(obj)"
+        raise TypeError(f"{usage} takes {expected} argument(s), got {len(args)}")
+    name, value = args if expected == 2 else (getattr(args[0], "name", None), args[0])
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, not {name!r}")
+    if kind == "source_kinds":
+        if not callable(value):
+            raise TypeError(f"factory for {name!r} is not callable")
+        return name, value
+    strings, methods = _REQUIRED[kind]
+    missing = [a for a in (*strings, *methods) if not hasattr(value, a)]
+    if missing:
+        raise TypeError(f"{type(value).__name__} {name!r} lacks {', '.join(missing)}")
+    for attr in strings:
+        _check_strings(value, attr)
+    for attr in methods:
+        if not callable(getattr(value, attr)):
+            raise TypeError(f"{attr} of {name!r} is not callable")
+    if kind == "index_providers":
+        if getattr(value, "kind", None) not in _INDEX_KINDS:
+            raise ValueError(f"index provider kind must be one of {', '.join(_INDEX_KINDS)}")
+        if not isinstance(getattr(value, "needs_text", None), bool):
+            raise TypeError("index provider needs_text must be a bool")
+    return name, value
+
+
+class PluginRecord(FrozenModel):
+    """What the host knows about one plugin: origin, hooks, registrations and outcome."""
+
+    name: str
+    version: str | None = None
+    module: str | None = None
+    entry_point: str | None = None
+    hooks: tuple[str, ...] = ()
+    status: Status
+    error: str | None = None
+    builtin: bool = False
+    registered: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
+
+
+@attrs.frozen
+class _Origin:
+    name: str
+    version: str | None
+    module: str | None
+    entry_point: str | None
+    plugin_name: str
+    builtin: bool
+
+    @property
+    def label(self) -> str:
+        if self.entry_point is None and not self.builtin:
+            return f"{self.name!r} (in-process)"
+        return f"{self.name!r} {self.version or '(no version)'}"
+
+
+@attrs.frozen
+class _Entry:
+    value: Any
+    owner: str
+    builtin: bool
+
+
+@attrs.define
+class _Staging:
+    kind: str
+    entries: dict[str, Any] = attrs.field(factory=dict)
+    errors: list[str] = attrs.field(factory=list)
+    open: bool = True
+
+
+class _Failure(Exception):
+    """Internal: one plugin failed; the message becomes its record's error."""
+
+
+def _stacklevel() -> int:
+    """Stack level of the first frame outside this module and attrs-generated code."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and (
+        frame.f_code.co_filename == __file__
+        or frame.f_code.co_filename.startswith("<attrs generated")
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+@attrs.define(slots=True)
+class PluginHost:
+    """Loads plugins (built-ins, entry points, in-process) and owns their registries.
+
+    ``allow`` None loads every entry point; ``allow``/``block`` take names or a comma string.
+    """
+
+    allow: frozenset[str] | None = attrs.field(default=None, converter=_allow)
+    block: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    strict: bool = False
+    load_entrypoints: bool = True
+    _pm: pluggy.PluginManager = attrs.field(init=False, repr=False, eq=False)
+    _records: list[PluginRecord] = attrs.field(init=False, factory=list, repr=False, eq=False)
+    _owners: dict[str, str] = attrs.field(init=False, factory=dict, repr=False, eq=False)
+    _registry: dict[str, dict[str, _Entry]] = attrs.field(
+        init=False, factory=lambda: {k: {} for k in REGISTRY_KINDS}, repr=False, eq=False
+    )
+
+    def __attrs_post_init__(self) -> None:
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self._pm.add_hookspecs(hookspecs)
+        if importlib.util.find_spec(BUILTIN_MODULE) is not None:
+            version = importlib.metadata.version(hookspecs.PROJECT_NAME)
+            origin = _Origin("taskctx", version, BUILTIN_MODULE, None, "taskctx", True)
+            self._add(origin, lambda: importlib.import_module(BUILTIN_MODULE))
+        if self.load_entrypoints:
+            self._load_entry_points()
+
+    @classmethod
+    def from_environment(
+        cls, strict: bool = False, environ: Mapping[str, str] | None = None
+    ) -> PluginHost:
+        """A host honouring ``TASKCTX_LOAD_PLUGINS`` and ``TASKCTX_BLOCK_PLUGINS``."""
+        env = os.environ if environ is None else environ
+        return cls(allow=env.get(ALLOW_ENV), block=env.get(BLOCK_ENV), strict=strict)
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The underlying pluggy manager (for advanced use; prefer the registries)."""
+        return self._pm
+
+    def plugins(self) -> tuple[PluginRecord, ...]:
+        """Every plugin seen, in load order, including failed, blocked and disallowed ones."""
+        return tuple(self._records)
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register an in-process plugin (module or object with ``@hookimpl`` methods)."""
+        module = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
+        if name is None:
+            is_module = isinstance(plugin, ModuleType)
+            name = module if is_module else f"{type(plugin).__name__}@{id(plugin):x}"
+        self._add(_Origin(name, None, module, None, name, False), lambda: plugin)
+
+    # -- loading ---------------------------------------------------------------------
+
+    def _load_entry_points(self) -> None:
+        seen: set[str] = set()
+        found: list[tuple[str, str | None, importlib.metadata.EntryPoint]] = []
+        for dist in importlib.metadata.distributions():
+            name = next(iter(dist.metadata.get_all("Name") or []), None)
+            if not name or normalize_name(name) in seen:
+                continue
+            seen.add(normalize_name(name))
+            if normalize_name(name) == hookspecs.PROJECT_NAME:
+                continue
+            for ep in dist.entry_points:
+                if ep.group == hookspecs.PROJECT_NAME:
+                    found.append((name, dist.version, ep))
+        found.sort(key=lambda item: (normalize_name(item[0]), item[2].name))
+        for name, version, ep in found:
+            origin = _Origin(name, version, ep.module, ep.name, ep.name, False)
+            key = normalize_name(name)
+            if key in self.block:
+                self._records.append(self._record(origin, "blocked"))
+            elif self.allow is not None and key not in self.allow:
+                self._records.append(self._record(origin, "not_allowed"))
+            else:
+                self._add(origin, ep.load)
+
+    def _record(self, origin: _Origin, status: Status, **fields: Any) -> PluginRecord:
+        origin_fields = attrs.asdict(origin, filter=lambda a, _: a.name != "plugin_name")
+        return PluginRecord(status=status, **origin_fields, **fields)
+
+    def _add(self, origin: _Origin, load: Callable[[], object]) -> None:
+        hooks: tuple[str, ...] = ()
+        plugin: object = None
+        try:
+            try:
+                plugin = load()
+            except Exception as exc:
+                raise _Failure(f"import failed: {_describe(exc)}") from exc
+            hooks = self._hook_names(plugin)
+            staged = self._register(origin, plugin, hooks)
+        except Exception as exc:
+            failure = exc if isinstance(exc, _Failure) else _Failure(f"error: {_describe(exc)}")
+            if failure is not exc:
+                failure.__cause__ = exc
+            if plugin is not None and self._pm.get_plugin(origin.plugin_name) is plugin:
+                self._pm.unregister(plugin, name=origin.plugin_name)
+            self._fail(origin, hooks, failure)
+            return
+        for kind, staging in staged.items():
+            staging.open = False
+            for entry_name, value in staging.entries.items():
+                self._registry[kind][entry_name] = _Entry(value, origin.label, origin.builtin)
+        registered = {k: tuple(s.entries) for k, s in staged.items() if s.entries}
+        self._records.append(self._record(origin, "loaded", hooks=hooks, registered=registered))
+
+    def _hook_names(self, plugin: object) -> tuple[str, ...]:
+        names = set()
+        for attr in dir(plugin):
+            opts = self._pm.parse_hookimpl_opts(plugin, attr)
+            if opts is not None:
+                names.add(opts.get("specname") or attr)
+        return tuple(sorted(names))
+
+    def _register(
+        self, origin: _Origin, plugin: object, hooks: tuple[str, ...]
+    ) -> dict[str, _Staging]:
+        """Register ``plugin`` with pluggy and call its hooks; raise _Failure on any error."""
+        if (other := self._pm.get_plugin(origin.plugin_name)) is not None:
+            owner = self._owners.get(origin.plugin_name, repr(other))
+            raise _Failure(f"plugin name {origin.plugin_name!r} is already used by {owner}")
+        if self._pm.is_registered(plugin):
+            raise _Failure(f"already registered as {self._pm.get_name(plugin)!r}")
+        try:
+            self._pm.register(plugin, name=origin.plugin_name)
+        except pluggy.PluginValidationError as exc:
+            raise _Failure(f"invalid hookimpl: {exc}") from exc
+        self._owners[origin.plugin_name] = origin.label
+        for hook in hooks:  # per-plugin check_pending: unknown hooks are misspellings
+            caller = getattr(self._pm.hook, hook, None)
+            if caller is None or caller.has_spec():
+                continue
+            if any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls()):
+                known = [f"register_{k}" for k in REGISTRY_KINDS]
+                close = difflib.get_close_matches(hook, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise _Failure(f"unknown hook {hook!r}: no such hookspec{hint}")
+        staged = {kind: _Staging(kind) for kind in REGISTRY_KINDS}
+        for kind, staging in staged.items():
+            caller = getattr(self._pm.hook, f"register_{kind}")
+            for impl in caller.get_hookimpls():
+                if impl.plugin is not plugin:
+                    continue
+                if impl.wrapper or impl.hookwrapper:
+                    raise _Failure(f"{caller.name} must not be a hook wrapper")
+                register = self._registrar(staging)
+                try:
+                    impl.function(*(register for _ in impl.argnames))
+                except Exception as exc:
+                    raise _Failure(f"{caller.name} raised {_describe(exc)}") from exc
+                if staging.errors:
+                    raise _Failure("; ".join(staging.errors))
+        return staged
+
+    def _registrar(self, staging: _Staging) -> Callable[..., None]:
+        singular = staging.kind[:-1].replace("_", " ")
+
+        def register(*args: Any) -> None:
+            if not staging.open:
+                raise RuntimeError(f"register() for {singular}s called after the hook returned")
+            try:
+                name, value = _validate(staging.kind, args)
+            except (TypeError, ValueError) as exc:
+                staging.errors.append(f"invalid {singular} registration: {exc}")
+                return
+            if name in staging.entries:
+                staging.errors.append(f"registered {singular} {name!r} twice")
+            elif (entry := self._registry[staging.kind].get(name)) is not None:
+                staging.errors.append(
+                    f"duplicate {singular} {name!r}: already registered by {entry.owner}"
+                )
+            else:
+                staging.entries[name] = value
+
+        return register
+
+    def _fail(self, origin: _Origin, hooks: tuple[str, ...], failure: _Failure) -> None:
+        error = str(failure)
+        message = f"taskctx plugin {origin.label} failed: {error}"
+        if origin.entry_point:
+            message += f" (entry point {origin.entry_point!r} -> {origin.module})"
+        if self.strict:
+            raise PluginLoadError(message) from failure.__cause__
+        warnings.warn(message, PluginLoadWarning, stacklevel=_stacklevel())
+        self._records.append(self._record(origin, "failed", hooks=hooks, error=error))
+
+    # -- registries ------------------------------------------------------------------
+
+    def _values(self, kind: str) -> tuple[Any, ...]:
+        return tuple(e.value for e in self._registry[kind].values())
+
+    def _mapping(self, kind: str) -> Mapping[str, Any]:
+        return MappingProxyType({n: e.value for n, e in self._registry[kind].items()})
+
+    def _get(self, kind: str, name: str) -> Any:
+        entry = self._registry[kind].get(name)
+        if entry is None:
+            installed = ", ".join(self._registry[kind]) or "none"
+            what = kind[:-1].replace("_", " ")
+            raise UnknownSourceKindError(f"no {what} named {name!r} (installed: {installed})")
+        return entry.value
+
+    def source_kinds(self) -> Mapping[str, Callable[..., ContextSource]]:
+        """Source kind -> factory, in load order."""
+        return self._mapping("source_kinds")
+
+    def source(self, kind: str, /, **options: Any) -> ContextSource:
+        """A new ContextSource of ``kind`` made by its factory from ``options``."""
+        entry = self._registry["source_kinds"].get(kind)
+        if entry is None:
+            raise UnknownSourceKindError(self._unknown_kind_message(kind))
+        source = entry.value(**options)
+        if not isinstance(source, ContextSource):
+            raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
+        return source
+
+    def _unknown_kind_message(self, kind: str) -> str:
+        installed = ", ".join(sorted(self._registry["source_kinds"])) or "none"
+        message = f"no installed plugin registers source kind {kind!r} (installed: {installed})"
+        dist = FIRST_PARTY_KINDS.get(kind)
+        if dist is None:
+            return message
+        status = next((r.status for r in self._records if normalize_name(r.name) == dist), None)
+        if status == "blocked":
+            return f"{message}; {dist!r} is installed but blocked ({BLOCK_ENV})"
+        if status == "not_allowed":
+            return f"{message}; {dist!r} is installed but not allowed ({ALLOW_ENV})"
+        if status == "failed":
+            return f"{message}; {dist!r} failed to load (see `taskctx plugins`)"
+        return f"{message}; install the distribution {dist!r}"
+
+    def scoped_readers(self) -> tuple[ScopedRead, ...]:
+        """Registered scoped readers, in load order."""
+        return self._values("scoped_readers")
+
+    def scoped_reader_for(self, scope_kind: str, media_type: str | None) -> ScopedRead | None:
+        """The reader serving ``scope_kind`` for ``media_type``; explicit types win.
+
+        A reader with no media types serves text (``text/*``) and unknown (None) types.
+        """
+        readers = [r for r in self.scoped_readers() if scope_kind in r.scope_kinds]
+        wanted = _media(media_type) if media_type else None
+        for reader in readers:
+            if wanted and wanted in {_media(m) for m in reader.media_types}:
+                return reader
+        if wanted is None or wanted.startswith("text/"):
+            return next((r for r in readers if not r.media_types), None)
+        return None
+
+    def file_io_handlers(self) -> tuple[FileIOHandler, ...]:
+        """Registered file IO handlers, in load order."""
+        return self._values("file_io_handlers")
+
+    def file_io_handler_for(
+        self, path: str | None = None, media_type: str | None = None
+    ) -> FileIOHandler | None:
+        """The handler for ``media_type`` if one claims it, else the longest suffix match."""
+        handlers = self.file_io_handlers()
+        if media_type:
+            wanted = _media(media_type)
+            for handler in handlers:
+                if wanted in {_media(m) for m in handler.media_types}:
+                    return handler
+        if not path:
+            return None
+        filename = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        dotted = [(h, "." + s.lower().lstrip(".")) for h in handlers for s in h.suffixes]
+        matches = [(len(suffix), h) for h, suffix in dotted if filename.endswith(suffix)]
+        return max(matches, key=lambda m: m[0], default=(0, None))[1]  # first of the longest
+
+    def index_providers(self) -> Mapping[str, IndexProvider]:
+        """Index provider name -> provider, in load order."""
+        return self._mapping("index_providers")
+
+    def index_provider(self, name: str) -> IndexProvider:
+        """The provider called ``name``; ``UnknownSourceKindError`` if none is installed."""
+        provider: IndexProvider = self._get("index_providers", name)
+        return provider
+
+    def default_lexical_provider(self) -> IndexProvider | None:
+        """First lexical provider in load order, a plugin's before a built-in's."""
+        entries = self._registry["index_providers"].values()
+        lexical = sorted((e for e in entries if e.value.kind == "lexical"), key=lambda e: e.builtin)
+        return lexical[0].value if lexical else None  # sorted() is stable: load order kept
+
+    def selectors(self) -> Mapping[str, Selector]:
+        """Selector name -> selector, in load order."""
+        return self._mapping("selectors")
+
+    def selector(self, name: str) -> Selector:
+        """The selector called ``name``; ``UnknownSourceKindError`` if none is installed."""
+        selector: Selector = self._get("selectors", name)
+        return selector

@@ -1,0 +1,261 @@
+"""The five extension points and the values exchanged through them.
+
+Sources do I/O and are async; a FileIOHandler parses bytes it is handed; index
+partitions are local and synchronous; selectors may call a model and are async.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from taskctx.model import (
+    ContextBudget,
+    ContextFilters,
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    FrozenModel,
+    Representation,
+    SectionInfo,
+    SourceDescriptor,
+)
+
+__all__ = [
+    "ChangeSet",
+    "ContextSource",
+    "FileIOHandler",
+    "IndexDocument",
+    "IndexPartition",
+    "IndexProvider",
+    "ParsedDocument",
+    "PartitionKey",
+    "ScopedRead",
+    "SearchHit",
+    "SearchResult",
+    "SelectionCandidate",
+    "SelectionRequest",
+    "Selector",
+    "SupportsChanges",
+]
+
+
+class ChangeSet(FrozenModel):
+    """What changed in a source between two revisions (from a change journal or stamps)."""
+
+    since: str
+    revision: str
+    upserts: tuple[SourceDescriptor, ...] = ()
+    deletes: tuple[tuple[str, str | None], ...] = ()
+
+
+@runtime_checkable
+class ContextSource(Protocol):
+    """A source of context items: structure by enumeration, content by exact read.
+
+    A source never judges relevance across sources; ranking is the kernel's job.
+    ``async_read_exact`` raises ``NotFoundError`` for an unknown ref and never returns
+    more than ``limit`` characters of text.
+    """
+
+    kind: str
+
+    async def async_revision(self) -> str:
+        """A cheap revision stamp of everything the source can show (no full rescan)."""
+        ...
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """One page of descriptors; every page carries the revision it was taken at."""
+        ...
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """Bounded canonical content of ``ref`` with the digest of the whole content."""
+        ...
+
+
+@runtime_checkable
+class SupportsChanges(Protocol):
+    """Optional: a source that can say what changed since a revision without a rescan."""
+
+    async def async_changes(self, since: str) -> ChangeSet | None:
+        """Descriptors changed since ``since``, or None when the source cannot tell."""
+        ...
+
+
+@runtime_checkable
+class ScopedRead(Protocol):
+    """Locates a deterministic bounded range inside an already-selected, authorized ref.
+
+    ``scope_kinds`` lists the scope prefixes it serves (``lines``, ``page``, ``sheet``...);
+    ``media_types`` the media types (empty: any text type).
+    """
+
+    name: str
+    scope_kinds: tuple[str, ...]
+    media_types: tuple[str, ...]
+
+    async def async_read_scoped(
+        self, source: ContextSource, ref: ContextRef, limit: int | None
+    ) -> ExactRead:
+        """Read ``ref.scope`` of ``ref`` from ``source``."""
+        ...
+
+
+class ParsedDocument(FrozenModel):
+    """Text parsed from a document's bytes, with its sections as scoped refs."""
+
+    text: str
+    media_type: str
+    sections: tuple[SectionInfo, ...] = ()
+    representation: Representation = Representation.PARSED_TEXT
+    metadata: Mapping[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class FileIOHandler(Protocol):
+    """Parses the bytes of a document format into text with sections."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    media_types: tuple[str, ...]
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Parse ``data``; raise ``MediaError`` for malformed or encrypted input."""
+        ...
+
+
+class PartitionKey(FrozenModel):
+    """Identity of an index partition: binding, source identity, profile and provider."""
+
+    binding_id: str
+    source_identity: str
+    profile: str = "default"
+    provider: str
+    provider_version: str = "1"
+
+    def slug(self) -> str:
+        """A filesystem-safe, stable name for this key."""
+        import hashlib
+
+        digest = hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:24]
+        return f"{self.provider}-{digest}"
+
+
+class IndexDocument(FrozenModel):
+    """One indexable unit: a descriptor with (for text-needing providers) its text."""
+
+    doc_id: str
+    path: str
+    scope: str | None = None
+    title: str | None = None
+    text: str | None = None
+    content_version: str
+    media_type: str = "text/plain"
+    metadata: Mapping[str, Any] = Field(default_factory=dict)
+
+
+class SearchHit(FrozenModel):
+    """A matching document and its score (higher is better)."""
+
+    doc_id: str
+    score: float
+
+
+class SearchResult(FrozenModel):
+    """Ranked hits, how many matched, and whether the query could be searched at all."""
+
+    hits: tuple[SearchHit, ...]
+    considered: int | None
+    searchable: bool = True
+    reasons: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class IndexPartition(Protocol):
+    """An open partition of one provider for one binding and profile."""
+
+    def indexed_versions(self) -> Mapping[str, str]:
+        """doc_id -> content version of what the partition holds (for incremental sync)."""
+        ...
+
+    def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
+        """Insert or replace ``upserts`` and remove ``deletes`` (doc ids)."""
+        ...
+
+    def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
+        """Rank documents for ``query``, restricted to ``doc_ids`` when given."""
+        ...
+
+    def stats(self) -> Mapping[str, Any]:
+        """Size facts: documents, bytes on disk, last apply."""
+        ...
+
+    def close(self) -> None:
+        """Release files and connections."""
+        ...
+
+
+@runtime_checkable
+class IndexProvider(Protocol):
+    """An index backend: structural, lexical or vector."""
+
+    @property
+    def name(self) -> str:
+        """Unique provider name (``structural``, ``fts``, ...)."""
+        ...
+
+    @property
+    def kind(self) -> Literal["structural", "lexical", "vector", "hybrid"]:
+        """What the provider does; the first ``lexical`` one is a TaskContext's default."""
+        ...
+
+    @property
+    def needs_text(self) -> bool:
+        """Whether ``apply`` needs each document's text (structural providers do not)."""
+        ...
+
+    def open_partition(self, key: PartitionKey, directory: Path | None) -> IndexPartition:
+        """Open (or create) the partition for ``key``, persisted under ``directory``."""
+        ...
+
+
+class SelectionCandidate(FrozenModel):
+    """What a selector sees of one optional candidate: a host-issued key and a preview."""
+
+    key: str
+    title: str | None = None
+    preview: str
+    chars: int
+    role: str
+    binding_id: str
+
+
+class SelectionRequest(FrozenModel):
+    """The question put to a selector."""
+
+    query: str
+    consumer: str
+    phase: str | None = None
+    candidates: tuple[SelectionCandidate, ...]
+    budget: ContextBudget
+    filters: ContextFilters = Field(default_factory=ContextFilters)
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """Chooses among optional candidates by host-issued keys; the host validates them."""
+
+    name: str
+
+    async def async_select(self, request: SelectionRequest) -> Sequence[str]:
+        """Return the keys of the chosen candidates, best first."""
+        ...
+
+
+def scope_kind(scope: str) -> str:
+    """The prefix of a scope string (``lines`` of ``lines:10-40``)."""
+    return scope.split(":", 1)[0]

@@ -1,0 +1,646 @@
+"""ContextReader: a pinned snapshot, candidates, selection, exact readback, coverage.
+
+A reader pins the TaskContext revision and every source revision at its first read
+(or ``pin()``). Later reads on changed sources fail with ``StaleReaderError`` until
+``refresh()``; pages of one result (``read_next``) never mix snapshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+import attrs
+
+from taskctx._sync import run_sync
+from taskctx.assembly import Candidate, PageAssembler
+from taskctx.coverage import BindingScan, coverage_for
+from taskctx.cursor import CursorSigner
+from taskctx.errors import (
+    CursorError,
+    NotFoundError,
+    PolicyError,
+    StaleReaderError,
+    TaskCtxError,
+)
+from taskctx.index import RevisionMovedError, passes_filters
+from taskctx.model import (
+    DIRECT_BINDING,
+    ContextBudget,
+    ContextConsumer,
+    ContextPackage,
+    ContextReadIntent,
+    ContextRef,
+    CoverageOutcome,
+    Diagnostic,
+    ExactRead,
+    ReaderState,
+    Representation,
+    Severity,
+    Snapshot,
+    SourceDescriptor,
+)
+from taskctx.protocols import PartitionKey, scope_kind
+from taskctx.selection import select_and_add
+
+if TYPE_CHECKING:
+    from taskctx.context import DirectEntry, SourceBinding, TaskContext
+
+__all__ = ["ContextReader"]
+
+CURSOR_PURPOSE = "taskctx.reader.v1"
+
+
+class _RankedCandidates(Sequence[Candidate]):
+    """Optional candidates in rank order, built lazily: a page touches only its window."""
+
+    def __init__(
+        self,
+        head: list[Candidate],
+        rows: list[tuple[SourceBinding, SourceDescriptor, float | None]],
+    ) -> None:
+        self._head = head
+        self._rows = rows
+        self._built: dict[int, Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self._head) + len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
+    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index < len(self._head):
+            return self._head[index]
+        built = self._built.get(index)
+        if built is None:
+            binding, descriptor, score = self._rows[index - len(self._head)]
+            built = _candidate(binding, descriptor, score)
+            self._built[index] = built
+        return built
+
+
+def _candidate(
+    binding: SourceBinding,
+    d: SourceDescriptor,
+    score: float | None,
+    *,
+    required: bool = False,
+    explicit: bool = False,
+) -> Candidate:
+    return Candidate(
+        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope),
+        binding_id=binding.binding_id,
+        source_kind=binding.kind,
+        role=d.role or binding.role,
+        required=required,
+        media_type=d.media_type,
+        representation=d.representation,
+        chars=d.chars,
+        title=d.title,
+        sections=d.sections,
+        score=score,
+        explicit=explicit,
+        content_version=d.content_version,
+    )
+
+
+@attrs.define(slots=True)
+class ContextReader:
+    """Reads packages of one TaskContext for one consumer from one pinned snapshot.
+
+    Made only by ``TaskContext.reader()`` and ``TaskContext.restore_reader()``.
+    """
+
+    context: TaskContext
+    consumer: ContextConsumer
+    phase: str | None
+    budget: ContextBudget
+    selector_name: str | None
+    cursor_ttl: float
+    _snapshot: Snapshot | None = None
+    _aliases: dict[str, ContextRef] = attrs.field(factory=dict)
+    _alias_by_ref: dict[str, str] = attrs.field(factory=dict)
+    _disclosed: set[str] = attrs.field(factory=set)
+    _packages_issued: int = 0
+    _pin_errors: dict[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def create(
+        cls,
+        context: TaskContext,
+        consumer: ContextConsumer,
+        phase: str | None,
+        budget: ContextBudget,
+        selector: str | None,
+        cursor_ttl: float,
+    ) -> ContextReader:
+        """A new, unpinned reader (use ``TaskContext.reader``)."""
+        return cls(context, consumer, phase, budget, selector, cursor_ttl)
+
+    @classmethod
+    def restore(cls, context: TaskContext, state: ReaderState, cursor_ttl: float) -> ContextReader:
+        """A reader rebuilt from exported state (use ``TaskContext.restore_reader``)."""
+        reader = cls(
+            context,
+            state.consumer,
+            state.phase,
+            state.budget,
+            state.selector,
+            cursor_ttl,
+            state.snapshot,
+        )
+        reader._aliases = dict(state.aliases)
+        reader._alias_by_ref = {str(ref): alias for alias, ref in state.aliases.items()}
+        reader._disclosed = set(state.disclosed)
+        reader._packages_issued = state.packages_issued
+        return reader
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The pinned revisions, or None before the first read."""
+        return self._snapshot
+
+    def export_state(self) -> dict[str, Any]:
+        """JSON-safe state; ``TaskContext.restore_reader`` rebuilds this reader from it."""
+        if self._snapshot is None:
+            raise TaskCtxError("nothing to export: the reader has not pinned a snapshot yet")
+        return ReaderState(
+            task_id=self.context.task_id,
+            consumer=self.consumer,
+            phase=self.phase,
+            budget=self.budget,
+            snapshot=self._snapshot,
+            aliases=self._aliases,
+            disclosed=tuple(sorted(self._disclosed)),
+            selector=self.selector_name,
+            packages_issued=self._packages_issued,
+        ).model_dump(mode="json")
+
+    # -- snapshot ------------------------------------------------------------------
+
+    async def _current_revisions(self) -> dict[str, str | BaseException]:
+        bindings = list(self.context.bindings.values())
+        results = await asyncio.gather(
+            *(b.source.async_revision() for b in bindings), return_exceptions=True
+        )
+        return {b.binding_id: r for b, r in zip(bindings, results, strict=True)}
+
+    async def async_pin(self) -> Snapshot:
+        """Pin the current revisions (sources that fail to answer are left out)."""
+        revisions = await self._current_revisions()
+        self._pin_errors = {
+            k: f"{type(v).__name__}: {v}" for k, v in revisions.items() if not isinstance(v, str)
+        }
+        self._snapshot = Snapshot(
+            context_revision=self.context.revision,
+            sources={k: v for k, v in revisions.items() if isinstance(v, str)},
+        )
+        return self._snapshot
+
+    def pin(self) -> Snapshot:
+        """Sync facade of :meth:`async_pin`."""
+        return run_sync(self.async_pin(), "async_pin")
+
+    async def async_refresh(self) -> Snapshot:
+        """Re-pin to the current revisions; earlier cursors stop working."""
+        return await self.async_pin()
+
+    def refresh(self) -> Snapshot:
+        """Sync facade of :meth:`async_refresh`."""
+        return run_sync(self.async_refresh(), "async_refresh")
+
+    async def _check_fresh(self, snapshot: Snapshot, continuing: bool) -> None:
+        if self.context.revision != snapshot.context_revision:
+            raise StaleReaderError(
+                "the task context changed (entries or bindings) since this reader pinned its "
+                "snapshot; call refresh() or make a new reader"
+            )
+        current = await self._current_revisions()
+        for binding_id, pinned in snapshot.sources.items():
+            now = current.get(binding_id)
+            if not isinstance(now, str) or now == pinned:
+                continue
+            source = self.context.bindings[binding_id].source
+            if continuing and getattr(source, "serves_pinned_revisions", False):
+                continue
+            raise StaleReaderError(
+                f"source {binding_id!r} moved from revision {pinned!r} to {now!r} since this "
+                "reader pinned it; call refresh() to read the new state"
+            )
+
+    # -- reading -------------------------------------------------------------------
+
+    async def async_read(self, intent: ContextReadIntent | str) -> ContextPackage:
+        """Read the first page for ``intent`` from the pinned snapshot."""
+        if isinstance(intent, str):
+            intent = ContextReadIntent(query=intent)
+        if self._snapshot is None:
+            await self.async_pin()
+        else:
+            await self._check_fresh(self._snapshot, continuing=False)
+        return await self._read_page(intent, 0, 1, allow_repin=True)
+
+    def read(self, intent: ContextReadIntent | str) -> ContextPackage:
+        """Sync facade of :meth:`async_read`."""
+        return run_sync(self.async_read(intent), "async_read")
+
+    async def async_read_next(self, cursor: str | None) -> ContextPackage:
+        """The next page of the result ``cursor`` continues, from the same snapshot."""
+        if not cursor:
+            raise CursorError("no cursor: the previous package has no more pages")
+        body = self._signer().verify(cursor)
+        try:
+            snapshot = Snapshot.model_validate(body["snapshot"])
+            intent = ContextReadIntent.model_validate(body["intent"])
+            position, page = int(body["position"]), int(body["page"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CursorError(f"malformed cursor payload: {exc}") from None
+        if body.get("task") != self.context.task_id or body.get("consumer") != self.consumer.name:
+            raise CursorError("cursor was issued for another task or consumer")
+        if self._snapshot is None:
+            self._snapshot = snapshot
+        elif snapshot != self._snapshot:
+            raise CursorError("cursor belongs to another snapshot than this reader's pinned one")
+        await self._check_fresh(snapshot, continuing=True)
+        return await self._read_page(intent, position, page, allow_repin=False)
+
+    def read_next(self, cursor: str | None) -> ContextPackage:
+        """Sync facade of :meth:`async_read_next`."""
+        return run_sync(self.async_read_next(cursor), "async_read_next")
+
+    def _signer(self) -> CursorSigner:
+        return CursorSigner(self.context.cursor_key, CURSOR_PURPOSE)
+
+    def _alias(self, ref: ContextRef) -> str:
+        key = str(ref)
+        alias = self._alias_by_ref.get(key)
+        if alias is None:
+            alias = f"ref_{len(self._aliases) + 1}"
+            self._aliases[alias] = ref
+            self._alias_by_ref[key] = alias
+        return alias
+
+    # -- candidates ----------------------------------------------------------------
+
+    async def _scan_binding(
+        self, binding: SourceBinding, intent: ContextReadIntent, allow_repin: bool
+    ) -> tuple[BindingScan, list[tuple[SourceBinding, SourceDescriptor, float | None]]]:
+        assert self._snapshot is not None
+        scan = BindingScan(binding.binding_id, binding.kind)
+        wanted = intent.filters.bindings
+        if wanted is not None and binding.binding_id not in wanted:
+            scan.outcome = CoverageOutcome.NOT_SEARCHED
+            scan.reasons.append("binding excluded by the intent's filters")
+            return scan, []
+        revision = self._snapshot.sources.get(binding.binding_id)
+        if revision is None:
+            scan.outcome = CoverageOutcome.UNAVAILABLE
+            scan.reasons.append(
+                "source did not answer when the snapshot was pinned: "
+                + self._pin_errors.get(binding.binding_id, "reason unknown")
+            )
+            return scan, []
+        scan.revision = revision
+        provider = self.context.index_provider
+        key = PartitionKey(
+            binding_id=binding.binding_id,
+            source_identity=binding.identity or f"object:{id(binding.source)}",
+            profile=self.context.index_profile,
+            provider=provider.name,
+            provider_version=str(getattr(provider, "version", "1")),
+        )
+        state = self.context.index.state(key, provider, persistent=binding.identity is not None)
+
+        async def load_text(descriptor: SourceDescriptor) -> str | None:
+            candidate = _candidate(binding, descriptor, None)
+            if self._text_media(candidate) is False:
+                return None
+            return (await self._read_candidate(candidate, None)).text
+
+        try:
+            try:
+                await self.context.index.sync(state, binding.source, revision, load_text)
+            except RevisionMovedError as moved:
+                if not allow_repin:
+                    raise StaleReaderError(
+                        f"source {binding.binding_id!r} no longer serves the pinned revision "
+                        f"{revision!r} (it answered {moved.seen!r})"
+                    ) from None
+                revision = moved.seen
+                self._snapshot = self._snapshot.model_copy(
+                    update={"sources": {**self._snapshot.sources, binding.binding_id: revision}}
+                )
+                scan.revision = revision
+                try:
+                    await self.context.index.sync(state, binding.source, revision, load_text)
+                except RevisionMovedError as again:
+                    raise StaleReaderError(
+                        f"source {binding.binding_id!r} kept changing during the read "
+                        f"({revision!r} then {again.seen!r}); failing closed"
+                    ) from None
+        except (StaleReaderError, PolicyError):
+            raise
+        except Exception as exc:  # one failing source never sinks the others
+            scan.outcome = CoverageOutcome.UNAVAILABLE
+            scan.reasons.append(f"{type(exc).__name__}: {exc}")
+            return scan, []
+        found = self.context.index.candidates(state, intent.query, intent.filters)
+        rows = list(
+            zip([binding] * len(found.descriptors), found.descriptors, found.scores, strict=True)
+        )
+        if intent.roles:
+            rows = [row for row in rows if (row[1].role or binding.role) in intent.roles]
+            found.considered = len(rows)
+        scan.considered = found.considered
+        scan.enumeration = found.enumeration
+        scan.searchable = found.searchable
+        scan.reasons.extend(found.reasons)
+        if not found.searchable:
+            scan.outcome = CoverageOutcome.NOT_SEARCHED
+        return scan, rows
+
+    def _text_media(self, candidate: Candidate) -> bool:
+        from taskctx.media import MediaClass, classify
+
+        if candidate.representation is Representation.PARSED_TEXT:
+            return True
+        return classify(candidate.ref.path, candidate.media_type).media_class is MediaClass.TEXT
+
+    async def _read_candidate(self, candidate: Candidate, limit: int | None) -> ExactRead:
+        ref = candidate.ref
+        if ref.binding == DIRECT_BINDING:
+            return self._read_direct(ref, limit)
+        binding = self.context.bindings.get(ref.binding)
+        if binding is None:
+            raise NotFoundError(f"no binding {ref.binding!r} in task {self.context.task_id!r}")
+        source = binding.source
+        pinned = ref.model_copy(update={"version": candidate.content_version})
+        own_scoped = getattr(source, "async_read_scoped", None)
+        if ref.scope is not None and own_scoped is None:
+            reader = self.context.host.scoped_reader_for(
+                scope_kind(ref.scope), candidate.media_type
+            )
+            if reader is not None:
+                read = await reader.async_read_scoped(source, pinned, limit)
+            else:
+                read = await source.async_read_exact(pinned, limit)
+        elif ref.scope is not None and own_scoped is not None:
+            read = await own_scoped(pinned, limit)
+        else:
+            read = await source.async_read_exact(pinned, limit)
+        if (
+            candidate.content_version is not None
+            and read.content_version is not None
+            and ref.scope is None
+            and read.content_version != candidate.content_version
+        ):
+            raise StaleReaderError(
+                f"{ref} changed since the snapshot (content version "
+                f"{candidate.content_version!r} became {read.content_version!r})"
+            )
+        if limit is not None and read.text is not None and len(read.text) > limit:
+            read = read.model_copy(update={"text": read.text[:limit], "complete": False})
+        return read
+
+    def _read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        from taskctx.sections import parse_line_scope, slice_lines
+
+        entry = self.context.entries.get(ref.path)
+        if entry is None:
+            raise NotFoundError(f"no direct entry {ref.path!r}")
+        text = entry.text
+        digest = entry.digest
+        if text is not None and ref.scope is not None:
+            first, last = parse_line_scope(ref.scope)
+            text = slice_lines(text, first, last)
+            from taskctx.context import sha256_text
+
+            digest = sha256_text(text)
+        cut = text if text is None or limit is None else text[:limit]
+        return ExactRead(
+            path=ref.path,
+            scope=ref.scope,
+            text=cut,
+            data=entry.data,
+            media_type=entry.media_type,
+            digest=digest,
+            chars_total=len(text) if text is not None else None,
+            complete=cut == text,
+            content_version=entry.digest,
+            sections=entry.sections if ref.scope is None else (),
+        )
+
+    async def _explicit(self, ref: ContextRef) -> Candidate:
+        if ref.binding == DIRECT_BINDING:
+            entry = self.context.entries.get(ref.path)
+            return Candidate(
+                ref=ref.unversioned(),
+                binding_id=DIRECT_BINDING,
+                source_kind="direct",
+                role=entry.role if entry else "information",
+                required=True,
+                media_type=entry.media_type if entry else "text/plain",
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+                sections=entry.sections if entry else (),
+            )
+        binding = self.context.bindings.get(ref.binding)
+        if binding is None:
+            return Candidate(
+                ref=ref,
+                binding_id=ref.binding,
+                source_kind="unknown",
+                role="information",
+                required=True,
+                media_type="text/plain",
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+            )
+        descriptor = self._known_descriptor(binding, ref.path, ref.scope)
+        if descriptor is None:
+            return Candidate(
+                ref=ref.unversioned(),
+                binding_id=binding.binding_id,
+                source_kind=binding.kind,
+                role=binding.role,
+                required=True,
+                media_type="text/plain",
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+            )
+        found = _candidate(binding, descriptor, None, required=True, explicit=True)
+        return attrs.evolve(found, ref=ref.unversioned(), chars=None)
+
+    def _known_descriptor(
+        self, binding: SourceBinding, path: str, scope: str | None
+    ) -> SourceDescriptor | None:
+        for state in self.context.index.states.values():
+            if state.key.binding_id == binding.binding_id:
+                found = state.descriptors.get((path, scope)) or state.descriptors.get((path, None))
+                if found is not None:
+                    return found
+        return None
+
+    async def _read_page(
+        self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
+    ) -> ContextPackage:
+        context = self.context
+        bindings = list(context.bindings.values())
+        scans = await asyncio.gather(
+            *(self._scan_binding(b, intent, allow_repin) for b in bindings)
+        )
+        assert self._snapshot is not None
+        entries = list(context.entries.values())
+        required = (
+            [self._direct_candidate(e) for e in entries if e.required] if page_no == 1 else []
+        )
+        if page_no == 1:
+            required += [await self._explicit(ref) for ref in intent.explicit_refs]
+        optional_direct = [
+            self._direct_candidate(e)
+            for e in entries
+            if not e.required
+            and (not intent.roles or e.role in intent.roles)
+            and passes_filters(
+                SourceDescriptor(
+                    path=e.entry_id, content_version=e.digest, media_type=e.media_type
+                ),
+                intent.filters,
+            )
+        ]
+        rows = [row for _, found in scans for row in found]
+        if all(row[2] is not None for row in rows) and len(scans) > 1:
+            rows.sort(key=lambda row: -(row[2] or 0.0))
+        ranked = _RankedCandidates(optional_direct, rows)
+        assembler = PageAssembler(
+            self.budget,
+            self.consumer,
+            self._alias,
+            self._read_candidate,
+            self._disclosed,
+            intent.required_overflow,
+        )
+        await assembler.add_required(required)
+        diagnostics: list[Diagnostic] = []
+        if intent.optional_selection == "none":
+            assembler.page.next_position = None
+        elif self.selector_name is not None:
+            selector = context.host.selector(self.selector_name)
+            await select_and_add(
+                selector, assembler, ranked, position, intent, self.phase, self.consumer.name
+            )
+        else:
+            await assembler.add_optional(ranked, position)
+        page = assembler.page
+        coverage = {}
+        delivered: dict[str, int] = {}
+        for delivered_ref in [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]:
+            delivered[delivered_ref.binding] = delivered.get(delivered_ref.binding, 0) + 1
+        if entries:
+            direct_scan = BindingScan(
+                DIRECT_BINDING,
+                "direct",
+                revision=context.revision,
+                considered=sum(1 for e in entries if e.required) + len(optional_direct),
+            )
+            coverage[DIRECT_BINDING] = coverage_for(direct_scan, delivered.get(DIRECT_BINDING, 0))
+        for scan, _ in scans:
+            if intent.optional_selection == "none":
+                scan.reasons.append("optional_selection='none': required core only")
+            explicit = sum(1 for ref in intent.explicit_refs if ref.binding == scan.binding_id)
+            if scan.considered is not None and explicit:
+                scan.considered += explicit
+            coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
+            if scan.outcome is CoverageOutcome.UNAVAILABLE:
+                diagnostics.append(
+                    Diagnostic(
+                        code="source_unavailable",
+                        severity=Severity.ERROR,
+                        binding_id=scan.binding_id,
+                        message=f"source {scan.binding_id!r} ({scan.source_kind}) is unavailable: "
+                        + "; ".join(scan.reasons),
+                    )
+                )
+        for ref in intent.explicit_refs:
+            if ref.binding != DIRECT_BINDING and ref.binding not in context.bindings:
+                diagnostics.append(
+                    Diagnostic(
+                        code="unknown_binding",
+                        severity=Severity.ERROR,
+                        ref=ref,
+                        message=f"explicit ref {ref} names no attached binding",
+                    )
+                )
+        for block in page.blocks:
+            if block.completeness.value == "complete":
+                self._disclosed.add(str(block.ref))
+        has_more = page.next_position is not None
+        cursor = None
+        if has_more:
+            cursor = self._signer().issue(
+                {
+                    "task": context.task_id,
+                    "consumer": self.consumer.name,
+                    "snapshot": self._snapshot.model_dump(mode="json"),
+                    "intent": intent.model_dump(mode="json"),
+                    "position": page.next_position,
+                    "page": page_no + 1,
+                },
+                self.cursor_ttl,
+            )
+        self._packages_issued += 1
+        used = {b.alias for b in page.blocks} | {a.alias for a in page.attachments}
+        used |= {o.alias for o in page.omissions}
+        for block in page.blocks:
+            used.update(self._alias_by_ref[str(r)] for r in block.section_refs)
+            if block.full_ref is not None:
+                used.add(self._alias_by_ref[str(block.full_ref)])
+        return ContextPackage(
+            package_id=f"pkg_{uuid.uuid4().hex[:16]}",
+            task_id=context.task_id,
+            consumer=self.consumer,
+            phase=self.phase,
+            snapshot=self._snapshot,
+            intent=intent,
+            budget=self.budget,
+            page=page_no,
+            blocks=tuple(page.blocks),
+            attachments=tuple(page.attachments),
+            omissions=tuple(page.omissions),
+            diagnostics=(*page.diagnostics, *diagnostics),
+            source_coverage=coverage,
+            has_more=has_more,
+            cursor=cursor,
+            used_chars=page.used_chars,
+            aliases={alias: self._aliases[alias] for alias in sorted(used, key=_alias_order)},
+        )
+
+    def _direct_candidate(self, entry: DirectEntry) -> Candidate:
+        return Candidate(
+            ref=entry.ref,
+            binding_id=DIRECT_BINDING,
+            source_kind="direct",
+            role=entry.role,
+            required=entry.required,
+            media_type=entry.media_type,
+            representation=Representation.TEXT,
+            chars=entry.chars if entry.text else None,
+            title=entry.title,
+            sections=entry.sections,
+            content_version=entry.digest,
+        )
+
+
+def _alias_order(alias: str) -> int:
+    return int(alias.rsplit("_", 1)[1])

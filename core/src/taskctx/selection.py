@@ -1,0 +1,103 @@
+"""Semantic selection: a selector sees previews and host-issued keys; the host validates.
+
+Unknown or duplicate keys make the whole answer untrusted (``selection_invalid``) and
+the page falls back to rank order; a selector that raises does the same
+(``selector_failed``). Chosen candidates are delivered in rank order, never in the
+selector's order, and the host rebuilds every block itself from canonical refs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from taskctx.assembly import Candidate, PageAssembler
+from taskctx.model import ContextReadIntent, Diagnostic, OmissionReason, Severity
+from taskctx.protocols import SelectionCandidate, SelectionRequest, Selector
+
+__all__ = ["PREVIEW_CHARS", "select_and_add", "window_size"]
+
+PREVIEW_CHARS = 400
+
+
+def window_size(max_blocks: int) -> int:
+    """How many ranked candidates one selection call sees."""
+    return max(20, 4 * max_blocks)
+
+
+def _invalid(keys: object, issued: set[str]) -> str | None:
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
+        return f"expected a sequence of keys, got {type(keys).__name__}"
+    seen: set[object] = set()
+    for key in keys:
+        if not isinstance(key, str) or key not in issued:
+            return f"unknown key {key!r}"
+        if key in seen:
+            return f"duplicate key {key!r}"
+        seen.add(key)
+    return None
+
+
+async def select_and_add(
+    selector: Selector,
+    assembler: PageAssembler,
+    ranked: Sequence[Candidate],
+    position: int,
+    intent: ContextReadIntent,
+    phase: str | None,
+    consumer: str,
+) -> None:
+    """Offer one window of candidates to ``selector`` and deliver what it validly chose."""
+    window = list(ranked[position : position + window_size(assembler.budget.max_blocks)])
+    previews: list[SelectionCandidate] = []
+    keyed: dict[str, Candidate] = {}
+    for index, candidate in enumerate(window, start=1):
+        try:
+            preview = await assembler.read(candidate, PREVIEW_CHARS)
+        except Exception:  # a candidate that cannot be previewed is offered by title only
+            preview = None
+        key = f"c{index}"
+        keyed[key] = candidate
+        previews.append(
+            SelectionCandidate(
+                key=key,
+                title=candidate.title or candidate.ref.path,
+                preview=(preview.text or "") if preview is not None else "",
+                chars=(preview.chars_total or 0) if preview is not None else (candidate.chars or 0),
+                role=candidate.role,
+                binding_id=candidate.binding_id,
+            )
+        )
+    request = SelectionRequest(
+        query=intent.query,
+        consumer=consumer,
+        phase=phase,
+        candidates=tuple(previews),
+        budget=assembler.budget,
+        filters=intent.filters,
+    )
+    problem: str | None
+    try:
+        keys = await selector.async_select(request)
+        problem = _invalid(keys, set(keyed))
+        code = "selection_invalid"
+    except Exception as exc:  # the selector is a plugin; its failure is reported
+        keys, problem, code = [], f"{type(exc).__name__}: {exc}", "selector_failed"
+    if problem is not None:
+        assembler.page.diagnostics.append(
+            Diagnostic(
+                code=code,
+                severity=Severity.WARNING,
+                message=f"selector {selector.name!r} answer not trusted ({problem}); "
+                "fell back to rank order",
+            )
+        )
+        await assembler.add_optional(ranked, position)
+        return
+    chosen = set(keys)
+    for key, candidate in keyed.items():
+        if key in chosen:
+            await assembler.offer(candidate)
+        else:
+            assembler.omit(candidate, OmissionReason.NOT_SELECTED)
+    end = position + len(window)
+    assembler.page.next_position = end if end < len(ranked) else None
