@@ -239,21 +239,20 @@ class ContextIndex:
             changes = await source.async_changes(state.revision)
             if changes is not None and changes.revision == revision:
                 await self._apply(state, changes.upserts, changes.deletes, load_text)
+                state.replace(changes.upserts, changes.deletes)
                 state.revision = revision
                 return state
         descriptors, enumeration, reasons = await _enumerate_all(source, revision)
         fresh = {d.key: d for d in descriptors}
         known = state.partition.indexed_versions()
-        upserts = [
-            d
-            for key, d in fresh.items()
-            if known.get(doc_id_of(*key)) != d.content_version or state.descriptors.get(key) != d
-        ]
-        deletes = [key for key in state.descriptors if key not in fresh]
-        deletes += [
+        changed = [d for key, d in fresh.items() if state.descriptors.get(key) != d]
+        to_index = [d for d in changed if known.get(doc_id_of(*d.key)) != d.content_version]
+        gone = [key for key in state.descriptors if key not in fresh]
+        unindex = gone + [
             key for key in _keys_of(known) if key not in fresh and key not in state.descriptors
         ]
-        await self._apply(state, upserts, deletes, load_text)
+        await self._apply(state, to_index, unindex, load_text)
+        state.replace(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
         return state
@@ -265,6 +264,7 @@ class ContextIndex:
         deletes: Sequence[DescriptorKey],
         load_text: TextLoader,
     ) -> None:
+        """Hand changed documents (with text, if the provider needs it) to the provider."""
         if not upserts and not deletes:
             return
         documents = []
@@ -283,7 +283,6 @@ class ContextIndex:
                 )
             )
         state.partition.apply(documents, [doc_id_of(*key) for key in deletes])
-        state.replace(upserts, deletes)
 
     def candidates(
         self, state: PartitionState, query: str, filters: ContextFilters

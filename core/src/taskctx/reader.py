@@ -20,7 +20,6 @@ from taskctx.coverage import BindingScan, coverage_for
 from taskctx.cursor import CursorSigner
 from taskctx.errors import (
     CursorError,
-    NotFoundError,
     PolicyError,
     StaleReaderError,
     TaskCtxError,
@@ -35,18 +34,17 @@ from taskctx.model import (
     ContextRef,
     CoverageOutcome,
     Diagnostic,
-    ExactRead,
     ReaderState,
-    Representation,
     Severity,
     Snapshot,
     SourceDescriptor,
 )
-from taskctx.protocols import PartitionKey, scope_kind
+from taskctx.protocols import PartitionKey
+from taskctx.readback import Readback, candidate_of
 from taskctx.selection import select_and_add
 
 if TYPE_CHECKING:
-    from taskctx.context import DirectEntry, SourceBinding, TaskContext
+    from taskctx.context import SourceBinding, TaskContext
 
 __all__ = ["ContextReader"]
 
@@ -82,34 +80,9 @@ class _RankedCandidates(Sequence[Candidate]):
         built = self._built.get(index)
         if built is None:
             binding, descriptor, score = self._rows[index - len(self._head)]
-            built = _candidate(binding, descriptor, score)
+            built = candidate_of(binding, descriptor, score)
             self._built[index] = built
         return built
-
-
-def _candidate(
-    binding: SourceBinding,
-    d: SourceDescriptor,
-    score: float | None,
-    *,
-    required: bool = False,
-    explicit: bool = False,
-) -> Candidate:
-    return Candidate(
-        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope),
-        binding_id=binding.binding_id,
-        source_kind=binding.kind,
-        role=d.role or binding.role,
-        required=required,
-        media_type=d.media_type,
-        representation=d.representation,
-        chars=d.chars,
-        title=d.title,
-        sections=d.sections,
-        score=score,
-        explicit=explicit,
-        content_version=d.content_version,
-    )
 
 
 @attrs.define(slots=True)
@@ -162,6 +135,10 @@ class ContextReader:
         reader._disclosed = set(state.disclosed)
         reader._packages_issued = state.packages_issued
         return reader
+
+    @property
+    def _readback(self) -> Readback:
+        return Readback(self.context)
 
     @property
     def snapshot(self) -> Snapshot | None:
@@ -320,10 +297,10 @@ class ContextReader:
         state = self.context.index.state(key, provider, persistent=binding.identity is not None)
 
         async def load_text(descriptor: SourceDescriptor) -> str | None:
-            candidate = _candidate(binding, descriptor, None)
-            if self._text_media(candidate) is False:
+            candidate = candidate_of(binding, descriptor, None)
+            if self._readback.is_text(candidate) is False:
                 return None
-            return (await self._read_candidate(candidate, None)).text
+            return (await self._readback.read(candidate, None)).text
 
         try:
             try:
@@ -367,131 +344,6 @@ class ContextReader:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
         return scan, rows
 
-    def _text_media(self, candidate: Candidate) -> bool:
-        from taskctx.media import MediaClass, classify
-
-        if candidate.representation is Representation.PARSED_TEXT:
-            return True
-        return classify(candidate.ref.path, candidate.media_type).media_class is MediaClass.TEXT
-
-    async def _read_candidate(self, candidate: Candidate, limit: int | None) -> ExactRead:
-        ref = candidate.ref
-        if ref.binding == DIRECT_BINDING:
-            return self._read_direct(ref, limit)
-        binding = self.context.bindings.get(ref.binding)
-        if binding is None:
-            raise NotFoundError(f"no binding {ref.binding!r} in task {self.context.task_id!r}")
-        source = binding.source
-        pinned = ref.model_copy(update={"version": candidate.content_version})
-        own_scoped = getattr(source, "async_read_scoped", None)
-        if ref.scope is not None and own_scoped is None:
-            reader = self.context.host.scoped_reader_for(
-                scope_kind(ref.scope), candidate.media_type
-            )
-            if reader is not None:
-                read = await reader.async_read_scoped(source, pinned, limit)
-            else:
-                read = await source.async_read_exact(pinned, limit)
-        elif ref.scope is not None and own_scoped is not None:
-            read = await own_scoped(pinned, limit)
-        else:
-            read = await source.async_read_exact(pinned, limit)
-        if (
-            candidate.content_version is not None
-            and read.content_version is not None
-            and ref.scope is None
-            and read.content_version != candidate.content_version
-        ):
-            raise StaleReaderError(
-                f"{ref} changed since the snapshot (content version "
-                f"{candidate.content_version!r} became {read.content_version!r})"
-            )
-        if limit is not None and read.text is not None and len(read.text) > limit:
-            read = read.model_copy(update={"text": read.text[:limit], "complete": False})
-        return read
-
-    def _read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
-        from taskctx.sections import parse_line_scope, slice_lines
-
-        entry = self.context.entries.get(ref.path)
-        if entry is None:
-            raise NotFoundError(f"no direct entry {ref.path!r}")
-        text = entry.text
-        digest = entry.digest
-        if text is not None and ref.scope is not None:
-            first, last = parse_line_scope(ref.scope)
-            text = slice_lines(text, first, last)
-            from taskctx.context import sha256_text
-
-            digest = sha256_text(text)
-        cut = text if text is None or limit is None else text[:limit]
-        return ExactRead(
-            path=ref.path,
-            scope=ref.scope,
-            text=cut,
-            data=entry.data,
-            media_type=entry.media_type,
-            digest=digest,
-            chars_total=len(text) if text is not None else None,
-            complete=cut == text,
-            content_version=entry.digest,
-            sections=entry.sections if ref.scope is None else (),
-        )
-
-    async def _explicit(self, ref: ContextRef) -> Candidate:
-        if ref.binding == DIRECT_BINDING:
-            entry = self.context.entries.get(ref.path)
-            return Candidate(
-                ref=ref.unversioned(),
-                binding_id=DIRECT_BINDING,
-                source_kind="direct",
-                role=entry.role if entry else "information",
-                required=True,
-                media_type=entry.media_type if entry else "text/plain",
-                representation=Representation.TEXT,
-                chars=None,
-                explicit=True,
-                sections=entry.sections if entry else (),
-            )
-        binding = self.context.bindings.get(ref.binding)
-        if binding is None:
-            return Candidate(
-                ref=ref,
-                binding_id=ref.binding,
-                source_kind="unknown",
-                role="information",
-                required=True,
-                media_type="text/plain",
-                representation=Representation.TEXT,
-                chars=None,
-                explicit=True,
-            )
-        descriptor = self._known_descriptor(binding, ref.path, ref.scope)
-        if descriptor is None:
-            return Candidate(
-                ref=ref.unversioned(),
-                binding_id=binding.binding_id,
-                source_kind=binding.kind,
-                role=binding.role,
-                required=True,
-                media_type="text/plain",
-                representation=Representation.TEXT,
-                chars=None,
-                explicit=True,
-            )
-        found = _candidate(binding, descriptor, None, required=True, explicit=True)
-        return attrs.evolve(found, ref=ref.unversioned(), chars=None)
-
-    def _known_descriptor(
-        self, binding: SourceBinding, path: str, scope: str | None
-    ) -> SourceDescriptor | None:
-        for state in self.context.index.states.values():
-            if state.key.binding_id == binding.binding_id:
-                found = state.descriptors.get((path, scope)) or state.descriptors.get((path, None))
-                if found is not None:
-                    return found
-        return None
-
     async def _read_page(
         self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
     ) -> ContextPackage:
@@ -502,13 +354,11 @@ class ContextReader:
         )
         assert self._snapshot is not None
         entries = list(context.entries.values())
-        required = (
-            [self._direct_candidate(e) for e in entries if e.required] if page_no == 1 else []
-        )
+        required = [self._readback.direct(e) for e in entries if e.required] if page_no == 1 else []
         if page_no == 1:
-            required += [await self._explicit(ref) for ref in intent.explicit_refs]
+            required += [self._readback.explicit(ref) for ref in intent.explicit_refs]
         optional_direct = [
-            self._direct_candidate(e)
+            self._readback.direct(e)
             for e in entries
             if not e.required
             and (not intent.roles or e.role in intent.roles)
@@ -527,7 +377,7 @@ class ContextReader:
             self.budget,
             self.consumer,
             self._alias,
-            self._read_candidate,
+            self._readback.read,
             self._disclosed,
             intent.required_overflow,
         )
@@ -624,21 +474,6 @@ class ContextReader:
             cursor=cursor,
             used_chars=page.used_chars,
             aliases={alias: self._aliases[alias] for alias in sorted(used, key=_alias_order)},
-        )
-
-    def _direct_candidate(self, entry: DirectEntry) -> Candidate:
-        return Candidate(
-            ref=entry.ref,
-            binding_id=DIRECT_BINDING,
-            source_kind="direct",
-            role=entry.role,
-            required=entry.required,
-            media_type=entry.media_type,
-            representation=Representation.TEXT,
-            chars=entry.chars if entry.text else None,
-            title=entry.title,
-            sections=entry.sections,
-            content_version=entry.digest,
         )
 
 

@@ -1,0 +1,206 @@
+"""Exact readback: candidates from entries, descriptors and explicit refs, and their reads.
+
+Every read of content goes through :class:`Readback`: direct entries are sliced in
+memory, scoped refs go to the source's own scoped read or a registered ScopedRead,
+whole items to ``async_read_exact``. A content version that differs from the pinned
+one fails closed, and no source may return more than the limit it was given.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from taskctx.assembly import Candidate
+from taskctx.context import sha256_text
+from taskctx.errors import NotFoundError, StaleReaderError
+from taskctx.media import MediaClass, classify, guess_media_type
+from taskctx.model import (
+    DIRECT_BINDING,
+    ContextRef,
+    ExactRead,
+    Representation,
+    SourceDescriptor,
+)
+from taskctx.protocols import scope_kind
+from taskctx.sections import parse_line_scope, slice_lines
+
+if TYPE_CHECKING:
+    from taskctx.context import DirectEntry, SourceBinding, TaskContext
+
+__all__ = ["Readback", "candidate_of"]
+
+
+def candidate_of(
+    binding: SourceBinding,
+    d: SourceDescriptor,
+    score: float | None,
+    *,
+    required: bool = False,
+    explicit: bool = False,
+) -> Candidate:
+    """The candidate of a source descriptor under its binding."""
+    return Candidate(
+        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope),
+        binding_id=binding.binding_id,
+        source_kind=binding.kind,
+        role=d.role or binding.role,
+        required=required,
+        media_type=d.media_type,
+        representation=d.representation,
+        chars=d.chars,
+        title=d.title,
+        sections=d.sections,
+        score=score,
+        explicit=explicit,
+        content_version=d.content_version,
+    )
+
+
+@attrs.define(slots=True, frozen=True)
+class Readback:
+    """Reads candidates of one TaskContext."""
+
+    context: TaskContext
+
+    def is_text(self, candidate: Candidate) -> bool:
+        """Whether a candidate enters packages as text (parsed text included)."""
+        if candidate.representation is Representation.PARSED_TEXT:
+            return True
+        return classify(candidate.ref.path, candidate.media_type).media_class is MediaClass.TEXT
+
+    async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:
+        """Bounded exact content of a candidate: direct, scoped or whole; checked against
+        the pinned content version."""
+        ref = candidate.ref
+        if ref.binding == DIRECT_BINDING:
+            return self.read_direct(ref, limit)
+        binding = self.context.bindings.get(ref.binding)
+        if binding is None:
+            raise NotFoundError(f"no binding {ref.binding!r} in task {self.context.task_id!r}")
+        source = binding.source
+        pinned = ref.model_copy(update={"version": candidate.content_version})
+        own_scoped = getattr(source, "async_read_scoped", None)
+        if ref.scope is not None and own_scoped is None:
+            reader = self.context.host.scoped_reader_for(
+                scope_kind(ref.scope), candidate.media_type
+            )
+            if reader is not None:
+                read = await reader.async_read_scoped(source, pinned, limit)
+            else:
+                read = await source.async_read_exact(pinned, limit)
+        elif ref.scope is not None and own_scoped is not None:
+            read = await own_scoped(pinned, limit)
+        else:
+            read = await source.async_read_exact(pinned, limit)
+        if (
+            candidate.content_version is not None
+            and read.content_version is not None
+            and ref.scope is None
+            and read.content_version != candidate.content_version
+        ):
+            raise StaleReaderError(
+                f"{ref} changed since the snapshot (content version "
+                f"{candidate.content_version!r} became {read.content_version!r})"
+            )
+        if limit is not None and read.text is not None and len(read.text) > limit:
+            read = read.model_copy(update={"text": read.text[:limit], "complete": False})
+        return read
+
+    def read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        """A direct entry, whole or by line scope."""
+        entry = self.context.entries.get(ref.path)
+        if entry is None:
+            raise NotFoundError(f"no direct entry {ref.path!r}")
+        text = entry.text
+        digest = entry.digest
+        if text is not None and ref.scope is not None:
+            first, last = parse_line_scope(ref.scope)
+            text = slice_lines(text, first, last)
+            digest = sha256_text(text)
+        cut = text if text is None or limit is None else text[:limit]
+        return ExactRead(
+            path=ref.path,
+            scope=ref.scope,
+            text=cut,
+            data=entry.data,
+            media_type=entry.media_type,
+            digest=digest,
+            chars_total=len(text) if text is not None else None,
+            complete=cut == text,
+            content_version=entry.digest,
+            sections=entry.sections if ref.scope is None else (),
+        )
+
+    def explicit(self, ref: ContextRef) -> Candidate:
+        """The required candidate of an explicitly requested ref (it may not exist)."""
+        if ref.binding == DIRECT_BINDING:
+            entry = self.context.entries.get(ref.path)
+            return Candidate(
+                ref=ref.unversioned(),
+                binding_id=DIRECT_BINDING,
+                source_kind="direct",
+                role=entry.role if entry else "information",
+                required=True,
+                media_type=entry.media_type if entry else "text/plain",
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+                sections=entry.sections if entry else (),
+            )
+        binding = self.context.bindings.get(ref.binding)
+        if binding is None:
+            return Candidate(
+                ref=ref,
+                binding_id=ref.binding,
+                source_kind="unknown",
+                role="information",
+                required=True,
+                media_type="text/plain",
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+            )
+        descriptor = self.known_descriptor(binding, ref.path, ref.scope)
+        if descriptor is None:
+            return Candidate(
+                ref=ref.unversioned(),
+                binding_id=binding.binding_id,
+                source_kind=binding.kind,
+                role=binding.role,
+                required=True,
+                media_type=classify(ref.path, guess_media_type(ref.path)).media_type,
+                representation=Representation.TEXT,
+                chars=None,
+                explicit=True,
+            )
+        found = candidate_of(binding, descriptor, None, required=True, explicit=True)
+        return attrs.evolve(found, ref=ref.unversioned(), chars=None)
+
+    def known_descriptor(
+        self, binding: SourceBinding, path: str, scope: str | None
+    ) -> SourceDescriptor | None:
+        """The synced descriptor of ``path``/``scope`` (or of the whole item), if known."""
+        for state in self.context.index.states.values():
+            if state.key.binding_id == binding.binding_id:
+                found = state.descriptors.get((path, scope)) or state.descriptors.get((path, None))
+                if found is not None:
+                    return found
+        return None
+
+    def direct(self, entry: DirectEntry) -> Candidate:
+        """The candidate of a direct entry."""
+        return Candidate(
+            ref=entry.ref,
+            binding_id=DIRECT_BINDING,
+            source_kind="direct",
+            role=entry.role,
+            required=entry.required,
+            media_type=entry.media_type,
+            representation=Representation.TEXT,
+            chars=entry.chars if entry.text else None,
+            title=entry.title,
+            sections=entry.sections,
+            content_version=entry.digest,
+        )

@@ -1,0 +1,116 @@
+"""`taskctx read`: direct entries, source kinds by name, JSON output, clear errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from taskctx import hookimpl
+from taskctx.cli import main
+from taskctx.model import ContextPackage
+from taskctx.plugins import PluginHost
+from taskctx.testing import MemorySource
+
+
+class MemoryKind:
+    """Registers a `memory` source kind whose options name the items."""
+
+    @hookimpl
+    def register_source_kinds(self, register: Callable[[str, Callable[..., Any]], None]) -> None:
+        register("memory", lambda **items: MemorySource(dict(items)))
+
+
+@pytest.fixture
+def with_memory_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the CLI's host know the `memory` kind."""
+    original = PluginHost.from_environment.__func__  # type: ignore[attr-defined]
+
+    def patched(cls: type[PluginHost], *args: Any, **kwargs: Any) -> PluginHost:
+        host: PluginHost = original(cls, *args, **kwargs)
+        host.register(MemoryKind(), name="memory-kind")
+        return host
+
+    monkeypatch.setattr(PluginHost, "from_environment", classmethod(patched))
+
+
+def test_read_direct_entries_renders_aliases() -> None:
+    """Direct entries are read and rendered with aliases and coverage."""
+    result = CliRunner().invoke(
+        main,
+        [
+            "read",
+            "--put-required",
+            "instruction=Be brief.",
+            "--put",
+            "information=fact",
+            "--query",
+            "fact",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "[[ref:ref_1]]" in result.output
+    assert "Be brief." in result.output
+    assert '<coverage binding="_direct" status="complete"' in result.output
+
+
+def test_read_json_is_a_valid_package(tmp_path: Path) -> None:
+    """--json prints a package that validates as ContextPackage."""
+    note = tmp_path / "note.md"
+    note.write_text("# Note\n\nremember the timeout\n")
+    result = CliRunner().invoke(main, ["read", "--put-file", f"information={note}", "--json"])
+    assert result.exit_code == 0, result.output
+    package = ContextPackage.model_validate_json(result.output)
+    assert package.blocks[0].content.startswith("# Note")
+
+
+@pytest.mark.usefixtures("with_memory_kind")
+def test_read_source_by_kind_name_and_all_pages() -> None:
+    """--source KIND:k=v attaches a source by kind; --all-pages follows the cursor."""
+    args = [
+        "read",
+        "--source",
+        "memory:a.txt=alpha,b.txt=beta,c.txt=gamma",
+        "--max-blocks",
+        "1",
+        "--all-pages",
+        "--json",
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    decoder = json.JSONDecoder()
+    text, pages = result.output.strip(), []
+    while text:
+        page, end = decoder.raw_decode(text)
+        pages.append(page)
+        text = text[end:].strip()
+    assert [p["blocks"][0]["content"] for p in pages] == ["alpha", "beta", "gamma"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["read", "--source", "nope"], "nope"),
+        (["read", "--put", "novalue"], "ROLE=VALUE"),
+        (["read", "--put-required", "i=" + "x" * 50, "--max-chars", "10"], "max_chars=10"),
+        (["read", "--ref", "not-a-ref"], "not a canonical context ref"),
+    ],
+)
+def test_read_errors_are_clear(args: list[str], message: str) -> None:
+    """Bad input exits non-zero with a message naming what was wrong, no traceback."""
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_read_folder_without_workspace_plugin_names_the_distribution(tmp_path: Path) -> None:
+    """A folder needs taskctx-workspace; the error says so."""
+    result = CliRunner().invoke(main, ["read", str(tmp_path)], env={"TASKCTX_LOAD_PLUGINS": ""})
+    assert result.exit_code != 0
+    assert "task_workspace" in result.output
+    assert "taskctx-workspace" in result.output

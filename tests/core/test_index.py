@@ -1,0 +1,200 @@
+"""ContextIndex: warm syncs do nothing, changes cost what changed, filters are structural."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from taskctx.index import ContextIndex, PartitionState, StructuralProvider, passes_filters
+from taskctx.model import ContextFilters, EnumerationRequest, SourceDescriptor
+from taskctx.protocols import (
+    IndexDocument,
+    IndexPartition,
+    PartitionKey,
+    SearchHit,
+    SearchResult,
+)
+from taskctx.testing import MemorySource
+from tests.core.sources import numbered
+
+
+class RecordingPartition:
+    """A text-needing partition that records every apply, and ranks by term count."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, IndexDocument] = {}
+        self.applied: list[tuple[list[str], list[str]]] = []
+
+    def indexed_versions(self) -> Mapping[str, str]:
+        return {k: d.content_version for k, d in self.docs.items()}
+
+    def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
+        self.applied.append(([d.doc_id for d in upserts], list(deletes)))
+        for doc_id in deletes:
+            self.docs.pop(doc_id, None)
+        self.docs.update({d.doc_id: d for d in upserts})
+
+    def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
+        terms = query.lower().split()
+        scored = [
+            SearchHit(doc_id=k, score=float(sum((d.text or "").lower().count(t) for t in terms)))
+            for k, d in self.docs.items()
+            if doc_ids is None or k in doc_ids
+        ]
+        hits = sorted((h for h in scored if h.score > 0), key=lambda h: (-h.score, h.doc_id))
+        return SearchResult(hits=tuple(hits[:limit]), considered=len(hits))
+
+    def stats(self) -> Mapping[str, Any]:
+        return {"documents": len(self.docs)}
+
+    def close(self) -> None:
+        return None
+
+
+class RecordingProvider:
+    """Hands out one RecordingPartition."""
+
+    name = "recording"
+    kind: Literal["lexical"] = "lexical"
+    needs_text = True
+
+    def __init__(self) -> None:
+        self.partition = RecordingPartition()
+
+    def open_partition(self, key: PartitionKey, directory: Path | None) -> IndexPartition:
+        return self.partition
+
+
+def synced(
+    source: MemorySource, provider: RecordingProvider | StructuralProvider, index: ContextIndex
+) -> PartitionState:
+    """Sync a partition of ``source`` to its current revision."""
+    key = PartitionKey(binding_id="b", source_identity="s", provider=provider.name)
+    state = index.state(key, provider)
+
+    async def load_text(descriptor: SourceDescriptor) -> str | None:
+        from taskctx.model import ContextRef
+
+        read = await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+        return read.text
+
+    async def run() -> PartitionState:
+        return await index.sync(state, source, await source.async_revision(), load_text)
+
+    return asyncio.run(run())
+
+
+def test_warm_sync_does_no_work(tmp_path: Path) -> None:
+    """Syncing to the revision already held enumerates and reads nothing."""
+    source = MemorySource(numbered(50))
+    provider = RecordingProvider()
+    index = ContextIndex(tmp_path)
+    synced(source, provider, index)
+    enumerations, reads = source.enumerations, source.reads
+    synced(source, provider, index)
+    assert (source.enumerations, source.reads) == (enumerations, reads)
+    assert len(provider.partition.applied) == 1
+
+
+def test_one_change_costs_one_document(tmp_path: Path) -> None:
+    """After one item changes, the provider receives exactly that item, read once."""
+    source = MemorySource(numbered(200))
+    provider = RecordingProvider()
+    index = ContextIndex(tmp_path)
+    synced(source, provider, index)
+    reads = source.reads
+    source.put("item-00007.txt", "item 7: rewritten")
+    source.delete("item-00009.txt")
+    synced(source, provider, index)
+    assert provider.partition.applied[-1] == (["item-00007.txt"], ["item-00009.txt"])
+    assert source.reads - reads == 1
+
+
+def test_diff_sync_without_change_journal(tmp_path: Path) -> None:
+    """A source with no journal is diffed by content version: only changes are re-indexed."""
+
+    class NoJournal(MemorySource):
+        async_changes = None  # type: ignore[assignment]
+
+    source = NoJournal(numbered(30))
+    provider = RecordingProvider()
+    index = ContextIndex(tmp_path)
+    synced(source, provider, index)
+    source.put("item-00003.txt", "changed")
+    source.put("new.txt", "new")
+    synced(source, provider, index)
+    assert sorted(provider.partition.applied[-1][0]) == ["item-00003.txt", "new.txt"]
+
+
+def test_persisted_partition_is_reused_by_a_new_index(tmp_path: Path) -> None:
+    """A new ContextIndex over a partition that already holds versions re-indexes nothing."""
+    source = MemorySource(numbered(20))
+    provider = RecordingProvider()
+    synced(source, provider, ContextIndex(tmp_path))
+    synced(source, provider, ContextIndex(tmp_path))
+    assert len(provider.partition.applied) == 1
+
+
+def test_candidates_follow_the_provider_ranking(tmp_path: Path) -> None:
+    """With a lexical provider the order is by score and considered is the match count."""
+    source = MemorySource({"a.txt": "apple", "b.txt": "apple apple pear", "c.txt": "pear"})
+    provider = RecordingProvider()
+    index = ContextIndex(tmp_path)
+    state = synced(source, provider, index)
+    found = index.candidates(state, "apple", ContextFilters())
+    assert [d.path for d in found.descriptors] == ["b.txt", "a.txt"]
+    assert found.considered == 2
+
+
+def test_structural_candidates_say_they_are_unranked(tmp_path: Path) -> None:
+    """Without a lexical provider candidates come in path order with no_lexical_provider."""
+    source = MemorySource({"b.txt": "x", "a.txt": "y", "sub/c.txt": "z"})
+    index = ContextIndex(tmp_path)
+    state = synced(source, RecordingProvider(), index)  # warm up the source
+    state = synced(source, StructuralProvider(), ContextIndex(tmp_path))
+    found = ContextIndex(tmp_path).candidates(state, "anything", ContextFilters())
+    assert [d.path for d in found.descriptors] == ["a.txt", "b.txt", "sub/c.txt"]
+    assert "no_lexical_provider" in found.reasons
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({}, True),
+        ({"path_prefix": "src/"}, True),
+        ({"path_prefix": "docs/"}, False),
+        ({"glob": "src/*.py"}, True),
+        ({"glob": "*.md"}, False),
+        ({"max_size": 10}, True),
+        ({"max_size": 9}, False),
+        ({"metadata": {"owner.team": "core"}}, True),
+        ({"metadata": {"owner.team": "web"}}, False),
+        ({"metadata": {"owner.missing": "x"}}, False),
+        ({"media_types": ("text/x-python",)}, True),
+        ({"media_types": ("text/plain",)}, False),
+    ],
+)
+def test_structural_filters(filters: dict[str, Any], expected: bool) -> None:
+    """Each structural filter admits or refuses a descriptor as documented."""
+    descriptor = SourceDescriptor(
+        path="src/app.py",
+        chars=10,
+        content_version="v1",
+        media_type="text/x-python",
+        metadata={"owner": {"team": "core"}},
+    )
+    assert passes_filters(descriptor, ContextFilters.model_validate(filters)) is expected
+
+
+def test_paged_enumeration_is_followed_to_the_end(tmp_path: Path) -> None:
+    """A source that pages its descriptors is enumerated completely."""
+    source = MemorySource(numbered(23), page_size=4)
+    state = synced(source, StructuralProvider(), ContextIndex(tmp_path))
+    assert len(state.ordered) == 23
+    assert source.enumerations == 6
+    page = asyncio.run(source.async_enumerate_descriptors(EnumerationRequest(page_size=4)))
+    assert page.next_cursor == "4"
