@@ -8,6 +8,7 @@ are handed to the provider (and only they are read when the provider needs text)
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -64,8 +65,43 @@ def _natural(text: str | None) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
 
 
-def _order_key(descriptor: SourceDescriptor) -> tuple[Any, ...]:
-    return (descriptor.path, descriptor.scope is not None, _natural(descriptor.scope))
+def _order_key(path: str, scope: str | None) -> tuple[Any, ...]:
+    return (path, scope is not None, _natural(scope))
+
+
+class SortedDescriptors:
+    """Descriptors in structural order (path, then natural scope order), updated in place.
+
+    One change costs a binary search and a list insert, not a re-sort of everything.
+    """
+
+    __slots__ = ("items", "keys")
+
+    def __init__(self, descriptors: Iterable[SourceDescriptor] = ()) -> None:
+        pairs = sorted(((_order_key(*d.key), d) for d in descriptors), key=lambda p: p[0])
+        self.keys: list[tuple[Any, ...]] = [key for key, _ in pairs]
+        self.items: list[SourceDescriptor] = [d for _, d in pairs]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def upsert(self, descriptor: SourceDescriptor) -> None:
+        """Insert ``descriptor`` at its place, or replace the one with its key."""
+        key = _order_key(*descriptor.key)
+        index = bisect.bisect_left(self.keys, key)
+        if index < len(self.keys) and self.keys[index] == key:
+            self.items[index] = descriptor
+        else:
+            self.keys.insert(index, key)
+            self.items.insert(index, descriptor)
+
+    def remove(self, path: str, scope: str | None) -> None:
+        """Remove the descriptor with this key, if present."""
+        key = _order_key(path, scope)
+        index = bisect.bisect_left(self.keys, key)
+        if index < len(self.keys) and self.keys[index] == key:
+            del self.keys[index]
+            del self.items[index]
 
 
 class RevisionMovedError(Exception):
@@ -117,14 +153,22 @@ class StructuralProvider:
 
 @attrs.define(slots=True)
 class CandidateSet:
-    """Candidates of one binding for one read: descriptors in rank order and coverage facts."""
+    """Candidates of one binding for one read, in rank order, and coverage facts.
 
-    descriptors: list[SourceDescriptor]
-    scores: list[float | None]
+    ``descriptors`` may be the partition's own list: callers must not mutate it.
+    ``scores`` is None when the order is structural (nothing was ranked).
+    """
+
+    descriptors: Sequence[SourceDescriptor]
+    scores: Sequence[float] | None
     considered: int | None
     enumeration: Enumeration
     searchable: bool = True
     reasons: tuple[str, ...] = ()
+
+
+INCREMENTAL_LIMIT = 1000
+"""Past this many changes in one sync, the structural view is rebuilt instead."""
 
 
 @attrs.define(slots=True)
@@ -136,40 +180,60 @@ class PartitionState:
     partition: IndexPartition
     revision: str | None = None
     descriptors: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
-    ordered: list[SourceDescriptor] = attrs.field(factory=list)
+    structure: SortedDescriptors = attrs.field(factory=SortedDescriptors)
     enumeration: Enumeration = Enumeration.EXHAUSTIVE
     enumeration_reasons: tuple[str, ...] = ()
     generation: int = 0
-    _filtered: dict[str, list[SourceDescriptor]] = attrs.field(factory=dict)
+    _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
+
+    @property
+    def ordered(self) -> list[SourceDescriptor]:
+        """Every descriptor in structural order (do not mutate)."""
+        return self.structure.items
 
     def filtered(self, filters: ContextFilters) -> list[SourceDescriptor]:
         """Descriptors passing the structural filters, in structural order (memoised)."""
         memo_key = filters.model_dump_json(exclude={"bindings"})
         cached = self._filtered.get(memo_key)
         if cached is None:
-            cached = [d for d in self.ordered if passes_filters(d, filters)]
+            view = SortedDescriptors()
+            view.items = [d for d in self.structure.items if passes_filters(d, filters)]
+            view.keys = [_order_key(*d.key) for d in view.items]
+            cached = (filters, view)
             self._filtered[memo_key] = cached
-        return cached
+        return cached[1].items
 
     def by_doc_id(self, doc_id: str) -> SourceDescriptor | None:
         """The descriptor a provider hit refers to."""
         return self._by_doc_id.get(doc_id)
 
     def replace(
-        self, upserts: Iterable[SourceDescriptor], deletes: Iterable[DescriptorKey]
+        self, upserts: Sequence[SourceDescriptor], deletes: Sequence[DescriptorKey]
     ) -> None:
-        """Apply a change to the structural view and invalidate memoised filters."""
+        """Apply a change to the structural view and to every memoised filter view."""
         for key in deletes:
-            old = self.descriptors.pop(key, None)
-            if old is not None:
+            if self.descriptors.pop(key, None) is not None:
                 self._by_doc_id.pop(doc_id_of(*key), None)
         for descriptor in upserts:
             self.descriptors[descriptor.key] = descriptor
             self._by_doc_id[doc_id_of(*descriptor.key)] = descriptor
-        self.ordered = sorted(self.descriptors.values(), key=_order_key)
-        self._filtered.clear()
         self.generation += 1
+        if len(upserts) + len(deletes) > INCREMENTAL_LIMIT:
+            self.structure = SortedDescriptors(self.descriptors.values())
+            self._filtered.clear()
+            return
+        for key in deletes:
+            self.structure.remove(*key)
+            for _, view in self._filtered.values():
+                view.remove(*key)
+        for descriptor in upserts:
+            self.structure.upsert(descriptor)
+            for filters, view in self._filtered.values():
+                if passes_filters(descriptor, filters):
+                    view.upsert(descriptor)
+                else:
+                    view.remove(*descriptor.key)
 
 
 def _dotted(metadata: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
@@ -295,8 +359,8 @@ class ContextIndex:
             if structural and query.strip():
                 reasons = (*reasons, NO_LEXICAL_PROVIDER)
             return CandidateSet(
-                descriptors=list(in_scope),
-                scores=[None] * len(in_scope),
+                descriptors=in_scope,
+                scores=None,
                 considered=len(in_scope),
                 enumeration=state.enumeration,
                 reasons=reasons,
@@ -306,7 +370,7 @@ class ContextIndex:
         )
         result = state.partition.search(query, restrict, None)
         ranked: list[SourceDescriptor] = []
-        scores: list[float | None] = []
+        scores: list[float] = []
         for hit in result.hits:
             descriptor = state.by_doc_id(hit.doc_id)
             if descriptor is not None:

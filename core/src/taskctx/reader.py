@@ -8,6 +8,7 @@ A reader pins the TaskContext revision and every source revision at its first re
 from __future__ import annotations
 
 import asyncio
+import bisect
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
@@ -51,20 +52,39 @@ __all__ = ["ContextReader"]
 CURSOR_PURPOSE = "taskctx.reader.v1"
 
 
-class _RankedCandidates(Sequence[Candidate]):
-    """Optional candidates in rank order, built lazily: a page touches only its window."""
+Segment = tuple["SourceBinding", Sequence[SourceDescriptor], "Sequence[float] | None"]
 
-    def __init__(
-        self,
-        head: list[Candidate],
-        rows: list[tuple[SourceBinding, SourceDescriptor, float | None]],
-    ) -> None:
+
+class _RankedCandidates(Sequence[Candidate]):
+    """Optional candidates in rank order, built lazily: a page touches only its window.
+
+    Direct entries come first, then each binding's candidates. When every binding was
+    ranked, bindings are merged by score; otherwise they follow in binding order. The
+    partitions' lists are used as they are, never copied per read.
+    """
+
+    def __init__(self, head: list[Candidate], segments: list[Segment]) -> None:
         self._head = head
-        self._rows = rows
+        self._segments = segments
         self._built: dict[int, Candidate] = {}
+        self._starts: list[int] = []
+        total = 0
+        for _, descriptors, _ in segments:
+            self._starts.append(total)
+            total += len(descriptors)
+        self._size = total
+        self._merged: list[tuple[int, int]] | None = None
+        if len(segments) > 1 and all(scores is not None for _, _, scores in segments):
+            order = [
+                (seg, item)
+                for seg, (_, descriptors, _) in enumerate(segments)
+                for item in range(len(descriptors))
+            ]
+            order.sort(key=lambda pair: -(segments[pair[0]][2] or ())[pair[1]])
+            self._merged = order
 
     def __len__(self) -> int:
-        return len(self._head) + len(self._rows)
+        return len(self._head) + self._size
 
     @overload
     def __getitem__(self, index: int) -> Candidate: ...
@@ -75,12 +95,20 @@ class _RankedCandidates(Sequence[Candidate]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
         if index < len(self._head):
             return self._head[index]
         built = self._built.get(index)
         if built is None:
-            binding, descriptor, score = self._rows[index - len(self._head)]
-            built = candidate_of(binding, descriptor, score)
+            flat = index - len(self._head)
+            if self._merged is not None:
+                seg, item = self._merged[flat]
+            else:
+                seg = bisect.bisect_right(self._starts, flat) - 1
+                item = flat - self._starts[seg]
+            binding, descriptors, scores = self._segments[seg]
+            built = candidate_of(binding, descriptors[item], scores[item] if scores else None)
             self._built[index] = built
         return built
 
@@ -269,14 +297,14 @@ class ContextReader:
 
     async def _scan_binding(
         self, binding: SourceBinding, intent: ContextReadIntent, allow_repin: bool
-    ) -> tuple[BindingScan, list[tuple[SourceBinding, SourceDescriptor, float | None]]]:
+    ) -> tuple[BindingScan, Segment | None]:
         assert self._snapshot is not None
         scan = BindingScan(binding.binding_id, binding.kind)
         wanted = intent.filters.bindings
         if wanted is not None and binding.binding_id not in wanted:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
             scan.reasons.append("binding excluded by the intent's filters")
-            return scan, []
+            return scan, None
         revision = self._snapshot.sources.get(binding.binding_id)
         if revision is None:
             scan.outcome = CoverageOutcome.UNAVAILABLE
@@ -284,7 +312,7 @@ class ContextReader:
                 "source did not answer when the snapshot was pinned: "
                 + self._pin_errors.get(binding.binding_id, "reason unknown")
             )
-            return scan, []
+            return scan, None
         scan.revision = revision
         provider = self.context.index_provider
         key = PartitionKey(
@@ -328,21 +356,23 @@ class ContextReader:
         except Exception as exc:  # one failing source never sinks the others
             scan.outcome = CoverageOutcome.UNAVAILABLE
             scan.reasons.append(f"{type(exc).__name__}: {exc}")
-            return scan, []
+            return scan, None
         found = self.context.index.candidates(state, intent.query, intent.filters)
-        rows = list(
-            zip([binding] * len(found.descriptors), found.descriptors, found.scores, strict=True)
-        )
+        descriptors, scores = found.descriptors, found.scores
         if intent.roles:
-            rows = [row for row in rows if (row[1].role or binding.role) in intent.roles]
-            found.considered = len(rows)
+            keep = [
+                i for i, d in enumerate(descriptors) if (d.role or binding.role) in intent.roles
+            ]
+            descriptors = [descriptors[i] for i in keep]
+            scores = [scores[i] for i in keep] if scores is not None else None
+            found.considered = len(descriptors)
         scan.considered = found.considered
         scan.enumeration = found.enumeration
         scan.searchable = found.searchable
         scan.reasons.extend(found.reasons)
         if not found.searchable:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
-        return scan, rows
+        return scan, (binding, descriptors, scores)
 
     async def _read_page(
         self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
@@ -369,10 +399,8 @@ class ContextReader:
                 intent.filters,
             )
         ]
-        rows = [row for _, found in scans for row in found]
-        if all(row[2] is not None for row in rows) and len(scans) > 1:
-            rows.sort(key=lambda row: -(row[2] or 0.0))
-        ranked = _RankedCandidates(optional_direct, rows)
+        segments = [segment for _, segment in scans if segment is not None]
+        ranked = _RankedCandidates(optional_direct, segments)
         assembler = PageAssembler(
             self.budget,
             self.consumer,

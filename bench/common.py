@@ -1,0 +1,87 @@
+"""Helpers shared by every benchmark: timing statistics, machine facts, result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REPO_ROOT",
+    "RESULTS_DIR",
+    "git_facts",
+    "machine_facts",
+    "now_iso",
+    "summarize",
+    "write_result",
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def summarize(samples: Sequence[float]) -> dict[str, Any]:
+    """Median, min and max of timing samples in seconds, with every sample kept."""
+    if not samples:
+        raise ValueError("no samples to summarize")
+    return {
+        "median_s": statistics.median(samples),
+        "min_s": min(samples),
+        "max_s": max(samples),
+        "samples_s": list(samples),
+    }
+
+
+def machine_facts() -> dict[str, Any]:
+    """The interpreter and machine a result was measured on."""
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def _git(*args: str) -> str | None:
+    """Output of a read-only git command in the repo, or None if git is unavailable."""
+    try:
+        done = subprocess.run(
+            ["git", "--no-optional-locks", *args],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def git_facts() -> dict[str, Any]:
+    """The commit measured and whether tracked files differ from it (None when unknown)."""
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit or None, "dirty": None if status is None else bool(status)}
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def write_result(out_dir: Path, name: str, result: dict[str, Any]) -> Path:
+    """Write ``result`` as ``<out_dir>/<name>.json`` and return the path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,49 @@
+"""The benchmarks ``python -m bench`` knows: add a module, then one entry here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench import reader
+
+__all__ = ["BENCHMARKS", "Benchmark", "by_name"]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark: ``run(quick)`` returns a JSON-safe result; ``summary`` renders it."""
+
+    name: str
+    description: str
+    run: Callable[[bool], dict[str, Any]]
+    summary: Callable[[dict[str, Any]], list[str]]
+
+    def targets_met(self, result: dict[str, Any]) -> bool | None:
+        """Whether the result meets its targets (None if the benchmark sets none)."""
+        targets = result.get("targets")
+        met = targets.get("met") if isinstance(targets, dict) else None
+        return None if met is None else bool(met)
+
+    def failed_checks(self, result: dict[str, Any]) -> list[str]:
+        """Names of the result's consistency checks that failed."""
+        checks = result.get("checks")
+        if not isinstance(checks, dict):
+            return []
+        return [name for name, ok in checks.items() if not ok]
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        name=reader.NAME,
+        description=reader.DESCRIPTION,
+        run=reader.run,
+        summary=reader.summary_lines,
+    ),
+)
+
+
+def by_name() -> dict[str, Benchmark]:
+    """Benchmarks by name, in registry order."""
+    return {benchmark.name: benchmark for benchmark in BENCHMARKS}

@@ -1,0 +1,67 @@
+"""Command line of ``python -m bench``: choose benchmarks, run them, write and summarize."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.common import RESULTS_DIR, write_result
+from bench.registry import by_name
+
+__all__ = ["main"]
+
+
+def _parser(names: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Run taskctx benchmarks; write one JSON result per benchmark.",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes and few rounds (smoke runs)"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(names),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable); one of: {', '.join(names)}",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR,
+        help="directory for the <name>.json results (default: bench/results)",
+    )
+    parser.add_argument(
+        "--fail-on-miss",
+        action="store_true",
+        help="exit with status 2 when a benchmark misses its targets",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the chosen benchmarks; 1 on a failed check, 2 on a missed target with --fail-on-miss."""
+    benchmarks = by_name()
+    args = _parser(list(benchmarks)).parse_args(argv)
+    chosen = [benchmarks[name] for name in (args.only or benchmarks)]
+    missed: list[str] = []
+    broken: list[str] = []
+    for benchmark in chosen:
+        print(f"== {benchmark.name}: {benchmark.description}", flush=True)
+        result = benchmark.run(args.quick)
+        path = write_result(args.out, benchmark.name, result)
+        for line in benchmark.summary(result):
+            print(f"   {line}")
+        print(f"   -> {path}", flush=True)
+        if benchmark.targets_met(result) is False:
+            missed.append(benchmark.name)
+        if benchmark.failed_checks(result):
+            broken.append(benchmark.name)
+    if missed:
+        print(f"targets missed: {', '.join(missed)}")
+    if broken:
+        print(f"checks failed: {', '.join(broken)}")
+        return 1
+    return 2 if missed and args.fail_on_miss else 0

@@ -1,0 +1,1 @@
+"""Smoke tests of the benchmarks (they run; speed targets are judged by ``python -m bench``)."""
