@@ -198,3 +198,27 @@ def test_paged_enumeration_is_followed_to_the_end(tmp_path: Path) -> None:
     assert source.enumerations == 6
     page = asyncio.run(source.async_enumerate_descriptors(EnumerationRequest(page_size=4)))
     assert page.next_cursor == "4"
+
+
+def test_concurrent_syncs_apply_a_change_once(tmp_path: Path) -> None:
+    """Two reads racing to sync one partition index the documents once."""
+    source = MemorySource(numbered(40))
+    provider = RecordingProvider()
+    index = ContextIndex(tmp_path)
+    key = PartitionKey(binding_id="b", source_identity="s", provider=provider.name)
+    state = index.state(key, provider)
+
+    async def load_text(descriptor: SourceDescriptor) -> str | None:
+        await asyncio.sleep(0)  # yield, so the two syncs interleave
+        return descriptor.path
+
+    async def race() -> None:
+        revision = await source.async_revision()
+        await asyncio.gather(
+            index.sync(state, source, revision, load_text),
+            index.sync(state, source, revision, load_text),
+        )
+
+    asyncio.run(race())
+    assert len(provider.partition.applied) == 1
+    assert source.enumerations == 1

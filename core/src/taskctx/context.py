@@ -24,6 +24,7 @@ from taskctx.model import (
     ReaderState,
     SectionInfo,
 )
+from taskctx.policy import RunConfiguration
 from taskctx.protocols import ContextSource, IndexProvider
 from taskctx.sections import markdown_sections
 
@@ -113,12 +114,15 @@ class TaskContext:
 
     ``host`` defaults to ``PluginHost.from_environment()``; ``state_dir`` (default
     ``$TASKCTX_STATE_DIR`` or the user cache) holds the persistent index and the
-    cursor signing key, so cursors verify in a new process.
+    cursor signing key, so cursors verify in a new process. ``configuration`` is the
+    immutable RunConfiguration (allowed hosts, namespaced extensions) that sources and
+    selectors of this task consult.
     """
 
     task_id: str
     host: PluginHost = attrs.field(default=None, converter=_host_or_default)
     state_dir: Path = attrs.field(default=None, converter=_state_dir_or_default)
+    configuration: RunConfiguration = attrs.field(factory=RunConfiguration)
     entries: dict[str, DirectEntry] = attrs.field(factory=dict, init=False)
     bindings: dict[str, SourceBinding] = attrs.field(factory=dict, init=False)
     index: ContextIndex = attrs.field(init=False)

@@ -8,6 +8,7 @@ are handed to the provider (and only they are read when the provider needs text)
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import fnmatch
 import re
@@ -186,6 +187,15 @@ class PartitionState:
     generation: int = 0
     _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
+    _lock: asyncio.Lock | None = None
+    _lock_loop: asyncio.AbstractEventLoop | None = None
+
+    def lock(self) -> asyncio.Lock:
+        """The lock that serialises syncs of this partition within the running loop."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
 
     @property
     def ordered(self) -> list[SourceDescriptor]:
@@ -296,7 +306,22 @@ class ContextIndex:
         revision: str,
         load_text: TextLoader,
     ) -> PartitionState:
-        """Bring ``state`` to ``revision``; raise RevisionMovedError if the source moved."""
+        """Bring ``state`` to ``revision``; raise RevisionMovedError if the source moved.
+
+        Concurrent syncs of one partition are serialised, so a change is applied once.
+        """
+        if state.revision == revision:
+            return state
+        async with state.lock():
+            return await self._sync_locked(state, source, revision, load_text)
+
+    async def _sync_locked(
+        self,
+        state: PartitionState,
+        source: ContextSource,
+        revision: str,
+        load_text: TextLoader,
+    ) -> PartitionState:
         if state.revision == revision:
             return state
         if state.revision is not None and isinstance(source, SupportsChanges):
