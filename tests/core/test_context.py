@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from taskctx import PluginHost, PolicyError, TaskContext, TaskCtxError
-from taskctx.errors import UnknownSourceKindError
+from taskctx.errors import NotInstalledError
 from taskctx.model import ContextRef
 from taskctx.testing import MemorySource
 
@@ -73,7 +73,7 @@ def test_remove_unknown_target_is_an_error(ctx: TaskContext) -> None:
 def test_index_defaults_to_structural_without_lexical_provider(ctx: TaskContext) -> None:
     """With no lexical provider installed the structural provider is used."""
     assert ctx.index_provider.name == "structural"
-    with pytest.raises(UnknownSourceKindError):
+    with pytest.raises(NotInstalledError):
         ctx.configure_index(provider="no-such-provider")
 
 
@@ -91,7 +91,7 @@ def test_source_catalog_lists_bindings(ctx: TaskContext) -> None:
 
 def test_reader_with_unknown_selector_fails_early(ctx: TaskContext) -> None:
     """Asking for a selector that is not installed fails when the reader is made."""
-    with pytest.raises(UnknownSourceKindError):
+    with pytest.raises(NotInstalledError):
         ctx.reader(consumer="a", selector="missing")
 
 

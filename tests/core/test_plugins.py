@@ -12,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from taskctx.errors import PluginLoadError, PluginLoadWarning, UnknownSourceKindError
+from taskctx.errors import (
+    NotInstalledError,
+    PluginLoadError,
+    PluginLoadWarning,
+    UnknownSourceKindError,
+)
 from taskctx.hookspecs import hookimpl
 from taskctx.plugins import ALLOW_ENV, BLOCK_ENV, PluginHost, PluginRecord, normalize_name
 from taskctx.protocols import ContextSource
@@ -278,9 +283,9 @@ def test_unknown_kind_lists_installed_kinds_and_hints(site: Site) -> None:
         host.source("task_workspace", root=".")
     with pytest.raises(UnknownSourceKindError, match="install the distribution 'taskctx-records'"):
         host.source("record_store")
-    with pytest.raises(UnknownSourceKindError, match="no index provider named 'fts'"):
+    with pytest.raises(NotInstalledError, match="no index provider named 'fts'"):
         host.index_provider("fts")
-    with pytest.raises(UnknownSourceKindError, match="no selector named 'llm'"):
+    with pytest.raises(NotInstalledError, match="no selector named 'llm'"):
         host.selector("llm")
 
 
@@ -423,3 +428,21 @@ def test_hosts_are_independent_and_records_serialise() -> None:
     assert "t-fts" not in second.index_providers()
     rec = record(first, "app")
     assert PluginRecord.model_validate_json(rec.model_dump_json()) == rec
+
+
+def test_factory_must_return_its_own_kind() -> None:
+    """A factory registered as one kind that returns another kind is refused."""
+    from collections.abc import Callable
+
+    from taskctx import TaskCtxError, hookimpl
+    from taskctx.testing import MemorySource
+
+    class Mislabelled:
+        @hookimpl
+        def register_source_kinds(self, register: Callable[[str, Any], None]) -> None:
+            register("notes", MemorySource)
+
+    host = PluginHost(allow=[])
+    host.register(Mislabelled(), name="mislabelled")
+    with pytest.raises(TaskCtxError, match="returned a source of kind 'memory'"):
+        host.source("notes")

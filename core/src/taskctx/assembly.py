@@ -13,7 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
-from taskctx.errors import MediaError, NotFoundError, RequiredOverflowError, StaleReaderError
+from taskctx.errors import (
+    MediaError,
+    NotFoundError,
+    RequiredOverflowError,
+    StaleReaderError,
+    UnsupportedScopeError,
+)
 from taskctx.media import MediaClass, classify, sniff_image
 from taskctx.model import (
     Attachment,
@@ -71,6 +77,7 @@ class Page:
     used_chars: int = 0
     next_position: int | None = None
     delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
+    delivered_refs: set[str] = attrs.field(factory=set)
 
     @property
     def used_blocks(self) -> int:
@@ -212,6 +219,7 @@ class PageAssembler:
             )
         )
         self.page.used_chars += len(text)
+        self.page.delivered_refs.add(str(candidate.ref))
         if completeness is Completeness.COMPLETE and candidate.ref.scope is None:
             self.page.delivered_complete.add((candidate.binding_id, candidate.ref.path))
 
@@ -262,6 +270,7 @@ class PageAssembler:
                 height=info.height,
             )
         )
+        self.page.delivered_refs.add(str(candidate.ref))
 
     # -- required ------------------------------------------------------------------
 
@@ -278,6 +287,9 @@ class PageAssembler:
                 continue
             try:
                 reads.append((candidate, await self.read(candidate, limit)))
+            except UnsupportedScopeError as exc:
+                self.omit(candidate, OmissionReason.UNSUPPORTED_SCOPE, str(exc))
+                self._diagnose("unsupported_scope", str(exc), candidate, Severity.ERROR)
             except NotFoundError as exc:
                 self.omit(candidate, OmissionReason.NOT_FOUND, str(exc))
                 self._diagnose(
@@ -350,6 +362,8 @@ class PageAssembler:
         page; ``stop`` means the page is full and this candidate opens the next one.
         """
         max_chars, max_blocks = self.budget.max_chars, self.budget.max_blocks
+        if str(candidate.ref) in self.page.delivered_refs:
+            return "skipped"  # already on this page (an explicit ref that also ranked)
         if str(candidate.ref) in self.disclosed:
             self.omit(candidate, OmissionReason.ALREADY_DISCLOSED)
             return "skipped"

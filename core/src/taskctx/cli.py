@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterable
 
 import click
+from pydantic import ValidationError
 
 from taskctx.errors import PluginLoadWarning, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
@@ -242,6 +243,9 @@ def read_command(
         packages = [reader.read(intent)]
         while all_pages and packages[-1].has_more:
             packages.append(reader.read_next(packages[-1].cursor))
+    except ValidationError as exc:
+        problems = "; ".join(str(error["msg"]) for error in exc.errors())
+        raise click.ClickException(problems) from exc
     except (TaskCtxError, OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     for package in packages:

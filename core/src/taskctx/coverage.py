@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import attrs
 
-from taskctx.model import CoverageOutcome, CoverageStatus, Enumeration, SourceCoverage
+from taskctx.model import (
+    CoverageOutcome,
+    CoverageReason,
+    CoverageStatus,
+    Enumeration,
+    SourceCoverage,
+)
 
 __all__ = ["BindingScan", "coverage_for"]
 
@@ -21,6 +27,8 @@ class BindingScan:
     outcome: CoverageOutcome | None = None
     searchable: bool = True
     reasons: list[str] = attrs.field(factory=list)
+    detail: str | None = None
+    explicit_outside: int = 0
 
 
 def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
@@ -29,7 +37,7 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
     A page is ``complete`` only when it holds the whole matching set of the pinned
     snapshot; the last page of a multi-page result is still ``partial``.
     """
-    reasons = tuple(dict.fromkeys(scan.reasons))
+    reasons = tuple(str(reason) for reason in dict.fromkeys(scan.reasons))
     if scan.outcome in (CoverageOutcome.UNAVAILABLE, CoverageOutcome.NOT_SEARCHED) or (
         not scan.searchable
     ):
@@ -57,7 +65,7 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
             considered=None,
             delivered=delivered,
             omitted=None,
-            reasons=reasons or ("matching set not counted",),
+            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED.value,),
             revision=scan.revision,
         )
     considered = max(considered, delivered)

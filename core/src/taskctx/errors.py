@@ -7,6 +7,7 @@ __all__ = [
     "MaterializationBudgetError",
     "MediaError",
     "NotFoundError",
+    "NotInstalledError",
     "PluginLoadError",
     "PluginLoadWarning",
     "PolicyError",
@@ -18,6 +19,7 @@ __all__ = [
     "TaskCtxError",
     "UnknownAliasError",
     "UnknownSourceKindError",
+    "UnsupportedScopeError",
 ]
 
 
@@ -33,8 +35,16 @@ class RequiredOverflowError(TaskCtxError):
     """Required blocks or explicitly requested refs do not fit the budget."""
 
 
-class UnknownSourceKindError(TaskCtxError, LookupError):
-    """No installed plugin registers the requested source kind (or provider, selector)."""
+class NotInstalledError(TaskCtxError, LookupError):
+    """No installed plugin registers the requested name (source kind, provider, selector)."""
+
+
+class UnknownSourceKindError(NotInstalledError):
+    """No installed plugin registers the requested source kind."""
+
+
+class UnsupportedScopeError(TaskCtxError):
+    """No scoped reader (nor the source itself) serves the scope a ref asks for."""
 
 
 class PolicyError(TaskCtxError):

@@ -21,6 +21,7 @@ import attrs
 from taskctx.media import is_hidden_path
 from taskctx.model import (
     ContextFilters,
+    CoverageReason,
     DescriptorPage,
     Enumeration,
     EnumerationRequest,
@@ -47,7 +48,7 @@ __all__ = [
     "doc_id_of",
 ]
 
-NO_LEXICAL_PROVIDER = "no_lexical_provider"
+NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER.value
 TextLoader = Callable[[SourceDescriptor], Awaitable[str | None]]
 DescriptorKey = tuple[str, str | None]
 

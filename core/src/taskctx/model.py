@@ -29,6 +29,7 @@ __all__ = [
     "ContextReadIntent",
     "ContextRef",
     "CoverageOutcome",
+    "CoverageReason",
     "CoverageStatus",
     "DescriptorPage",
     "Diagnostic",
@@ -61,7 +62,14 @@ class FrozenModel(BaseModel):
     )
 
 
-class Representation(str, Enum):
+class _Choice(str, Enum):
+    """A string enum whose ``str()`` is its value (``partial``, not ``CoverageStatus.PARTIAL``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Representation(_Choice):
     """How a block's content relates to the original bytes."""
 
     TEXT = "text"
@@ -70,7 +78,7 @@ class Representation(str, Enum):
     REFERENCE_ONLY = "reference_only"
 
 
-class Completeness(str, Enum):
+class Completeness(_Choice):
     """Whether a block holds all of what its ref names."""
 
     COMPLETE = "complete"
@@ -78,7 +86,7 @@ class Completeness(str, Enum):
     REFERENCE_ONLY = "reference_only"
 
 
-class OmissionReason(str, Enum):
+class OmissionReason(_Choice):
     """Why a candidate is not in a package."""
 
     OVER_CHAR_BUDGET = "over_char_budget"
@@ -93,9 +101,10 @@ class OmissionReason(str, Enum):
     COVERED_BY_PARENT = "covered_by_parent"
     SELECTION_DISABLED = "selection_disabled"
     LARGER_THAN_PAGE = "larger_than_page"
+    UNSUPPORTED_SCOPE = "unsupported_scope"
 
 
-class Severity(str, Enum):
+class Severity(_Choice):
     """How much a diagnostic matters to the caller."""
 
     INFO = "info"
@@ -103,7 +112,7 @@ class Severity(str, Enum):
     ERROR = "error"
 
 
-class CoverageStatus(str, Enum):
+class CoverageStatus(_Choice):
     """How much of a binding's declared scope a package holds."""
 
     COMPLETE = "complete"
@@ -111,7 +120,7 @@ class CoverageStatus(str, Enum):
     UNKNOWN = "unknown"
 
 
-class Enumeration(str, Enum):
+class Enumeration(_Choice):
     """How the candidates of a binding were found."""
 
     EXHAUSTIVE = "exhaustive"
@@ -119,7 +128,7 @@ class Enumeration(str, Enum):
     RANKED = "ranked"
 
 
-class CoverageOutcome(str, Enum):
+class CoverageOutcome(_Choice):
     """Searched with matches, searched with none, not searched, or unavailable."""
 
     MATCHED = "matched"
@@ -379,6 +388,19 @@ class Diagnostic(FrozenModel):
     severity: Severity = Severity.WARNING
     binding_id: str | None = None
     ref: ContextRef | None = None
+
+
+class CoverageReason(_Choice):
+    """Codes the kernel puts in ``SourceCoverage.reasons`` (providers may add their own)."""
+
+    NO_LEXICAL_PROVIDER = "no_lexical_provider"
+    BINDING_EXCLUDED = "binding_excluded"
+    SOURCE_UNAVAILABLE = "source_unavailable"
+    SELECTION_DISABLED = "selection_disabled"
+    QUERY_NOT_SEARCHABLE = "query_not_searchable"
+    MATCHING_SET_NOT_COUNTED = "matching_set_not_counted"
+    BOUNDED_ENUMERATION = "bounded_enumeration"
+    PAGED_RESULT = "paged_result"
 
 
 class SourceCoverage(FrozenModel):

@@ -31,7 +31,13 @@ import pluggy
 from pydantic import Field
 
 from taskctx import hookspecs
-from taskctx.errors import PluginLoadError, PluginLoadWarning, UnknownSourceKindError
+from taskctx.errors import (
+    NotInstalledError,
+    PluginLoadError,
+    PluginLoadWarning,
+    TaskCtxError,
+    UnknownSourceKindError,
+)
 from taskctx.model import FrozenModel
 from taskctx.protocols import ContextSource, FileIOHandler, IndexProvider, ScopedRead, Selector
 
@@ -406,7 +412,7 @@ class PluginHost:
         if entry is None:
             installed = ", ".join(self._registry[kind]) or "none"
             what = kind[:-1].replace("_", " ")
-            raise UnknownSourceKindError(f"no {what} named {name!r} (installed: {installed})")
+            raise NotInstalledError(f"no {what} named {name!r} (installed: {installed})")
         return entry.value
 
     def source_kinds(self) -> Mapping[str, Callable[..., ContextSource]]:
@@ -421,6 +427,11 @@ class PluginHost:
         source = entry.value(**options)
         if not isinstance(source, ContextSource):
             raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
+        if source.kind != kind:
+            raise TaskCtxError(
+                f"factory of source kind {kind!r} ({entry.owner}) returned a source of kind "
+                f"{source.kind!r}; a factory must return sources of the kind it registered"
+            )
         return source
 
     def _unknown_kind_message(self, kind: str) -> str:
@@ -482,7 +493,7 @@ class PluginHost:
         return self._mapping("index_providers")
 
     def index_provider(self, name: str) -> IndexProvider:
-        """The provider called ``name``; ``UnknownSourceKindError`` if none is installed."""
+        """The provider called ``name``; ``NotInstalledError`` if none is installed."""
         provider: IndexProvider = self._get("index_providers", name)
         return provider
 
@@ -497,6 +508,6 @@ class PluginHost:
         return self._mapping("selectors")
 
     def selector(self, name: str) -> Selector:
-        """The selector called ``name``; ``UnknownSourceKindError`` if none is installed."""
+        """The selector called ``name``; ``NotInstalledError`` if none is installed."""
         selector: Selector = self._get("selectors", name)
         return selector

@@ -94,9 +94,20 @@ class ScopedRead(Protocol):
     ``media_types`` the media types (empty: any text type).
     """
 
-    name: str
-    scope_kinds: tuple[str, ...]
-    media_types: tuple[str, ...]
+    @property
+    def name(self) -> str:
+        """Unique reader name."""
+        ...
+
+    @property
+    def scope_kinds(self) -> tuple[str, ...]:
+        """Scope prefixes served (``lines``, ``page``, ...)."""
+        ...
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """Media types served; empty means any text type."""
+        ...
 
     async def async_read_scoped(
         self, source: ContextSource, ref: ContextRef, limit: int | None
@@ -119,9 +130,20 @@ class ParsedDocument(FrozenModel):
 class FileIOHandler(Protocol):
     """Parses the bytes of a document format into text with sections."""
 
-    name: str
-    suffixes: tuple[str, ...]
-    media_types: tuple[str, ...]
+    @property
+    def name(self) -> str:
+        """Unique handler name."""
+        ...
+
+    @property
+    def suffixes(self) -> tuple[str, ...]:
+        """File suffixes handled, without the dot (``pdf``, ``docx``)."""
+        ...
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """Media types handled."""
+        ...
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Parse ``data``; raise ``MediaError`` for malformed or encrypted input."""
@@ -249,7 +271,10 @@ class SelectionRequest(FrozenModel):
 class Selector(Protocol):
     """Chooses among optional candidates by host-issued keys; the host validates them."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Unique selector name."""
+        ...
 
     async def async_select(self, request: SelectionRequest) -> Sequence[str]:
         """Return the keys of the chosen candidates, best first."""

@@ -14,7 +14,7 @@ import attrs
 
 from taskctx.assembly import Candidate
 from taskctx.context import sha256_text
-from taskctx.errors import NotFoundError, StaleReaderError
+from taskctx.errors import NotFoundError, StaleReaderError, UnsupportedScopeError
 from taskctx.media import MediaClass, classify, guess_media_type
 from taskctx.model import (
     DIRECT_BINDING,
@@ -78,7 +78,9 @@ class Readback:
             return self.read_direct(ref, limit)
         binding = self.context.bindings.get(ref.binding)
         if binding is None:
-            raise NotFoundError(f"no binding {ref.binding!r} in task {self.context.task_id!r}")
+            raise NotFoundError(
+                f"{ref} names no attached binding {ref.binding!r} in task {self.context.task_id!r}"
+            )
         source = binding.source
         pinned = ref.model_copy(update={"version": candidate.content_version})
         own_scoped = getattr(source, "async_read_scoped", None)
@@ -103,6 +105,12 @@ class Readback:
             raise StaleReaderError(
                 f"{ref} changed since the snapshot (content version "
                 f"{candidate.content_version!r} became {read.content_version!r})"
+            )
+        if ref.scope is not None and read.scope != ref.scope:
+            raise UnsupportedScopeError(
+                f"nothing serves scope {ref.scope!r} of {ref.with_scope(None)}: no scoped reader "
+                f"for {scope_kind(ref.scope)!r} on {candidate.media_type} and the source "
+                f"returned scope {read.scope!r}"
             )
         if limit is not None and read.text is not None and len(read.text) > limit:
             read = read.model_copy(update={"text": read.text[:limit], "complete": False})

@@ -34,7 +34,9 @@ from taskctx.model import (
     ContextReadIntent,
     ContextRef,
     CoverageOutcome,
+    CoverageReason,
     Diagnostic,
+    OmissionReason,
     ReaderState,
     Severity,
     Snapshot,
@@ -303,14 +305,14 @@ class ContextReader:
         wanted = intent.filters.bindings
         if wanted is not None and binding.binding_id not in wanted:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
-            scan.reasons.append("binding excluded by the intent's filters")
+            scan.reasons.append(CoverageReason.BINDING_EXCLUDED)
             return scan, None
         revision = self._snapshot.sources.get(binding.binding_id)
         if revision is None:
             scan.outcome = CoverageOutcome.UNAVAILABLE
-            scan.reasons.append(
-                "source did not answer when the snapshot was pinned: "
-                + self._pin_errors.get(binding.binding_id, "reason unknown")
+            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
+            scan.detail = "it did not answer when the snapshot was pinned: " + (
+                self._pin_errors.get(binding.binding_id, "reason unknown")
             )
             return scan, None
         scan.revision = revision
@@ -355,7 +357,8 @@ class ContextReader:
             raise
         except Exception as exc:  # one failing source never sinks the others
             scan.outcome = CoverageOutcome.UNAVAILABLE
-            scan.reasons.append(f"{type(exc).__name__}: {exc}")
+            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
+            scan.detail = f"{type(exc).__name__}: {exc}"
             return scan, None
         found = self.context.index.candidates(state, intent.query, intent.filters)
         descriptors, scores = found.descriptors, found.scores
@@ -366,12 +369,21 @@ class ContextReader:
             descriptors = [descriptors[i] for i in keep]
             scores = [scores[i] for i in keep] if scores is not None else None
             found.considered = len(descriptors)
+        wanted_keys = {
+            (ref.path, ref.scope)
+            for ref in intent.explicit_refs
+            if ref.binding == binding.binding_id
+        }
+        if wanted_keys:  # explicit refs outside the matching set widen what was considered
+            inside = {d.key for d in descriptors if d.key in wanted_keys}
+            scan.explicit_outside = len(wanted_keys - inside)
         scan.considered = found.considered
         scan.enumeration = found.enumeration
         scan.searchable = found.searchable
         scan.reasons.extend(found.reasons)
         if not found.searchable:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
+            scan.reasons.append(CoverageReason.QUERY_NOT_SEARCHABLE)
         return scan, (binding, descriptors, scores)
 
     async def _read_page(
@@ -384,9 +396,8 @@ class ContextReader:
         )
         assert self._snapshot is not None
         entries = list(context.entries.values())
-        required = [self._readback.direct(e) for e in entries if e.required] if page_no == 1 else []
-        if page_no == 1:
-            required += [self._readback.explicit(ref) for ref in intent.explicit_refs]
+        required = [self._readback.direct(e) for e in entries if e.required]
+        required += [self._readback.explicit(ref) for ref in intent.explicit_refs]
         optional_direct = [
             self._readback.direct(e)
             for e in entries
@@ -409,7 +420,15 @@ class ContextReader:
             self._disclosed,
             intent.required_overflow,
         )
-        await assembler.add_required(required)
+        if page_no == 1:
+            await assembler.add_required(required)
+        else:
+            for candidate in required:
+                assembler.omit(
+                    candidate,
+                    OmissionReason.ALREADY_DISCLOSED,
+                    "delivered on page 1 of this result",
+                )
         diagnostics: list[Diagnostic] = []
         if intent.optional_selection == "none":
             assembler.page.next_position = None
@@ -435,29 +454,18 @@ class ContextReader:
             coverage[DIRECT_BINDING] = coverage_for(direct_scan, delivered.get(DIRECT_BINDING, 0))
         for scan, _ in scans:
             if intent.optional_selection == "none":
-                scan.reasons.append("optional_selection='none': required core only")
-            explicit = sum(1 for ref in intent.explicit_refs if ref.binding == scan.binding_id)
-            if scan.considered is not None and explicit:
-                scan.considered += explicit
+                scan.reasons.append(CoverageReason.SELECTION_DISABLED)
+            if scan.considered is not None:
+                scan.considered += scan.explicit_outside
             coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
             if scan.outcome is CoverageOutcome.UNAVAILABLE:
                 diagnostics.append(
                     Diagnostic(
-                        code="source_unavailable",
+                        code=CoverageReason.SOURCE_UNAVAILABLE.value,
                         severity=Severity.ERROR,
                         binding_id=scan.binding_id,
-                        message=f"source {scan.binding_id!r} ({scan.source_kind}) is unavailable: "
-                        + "; ".join(scan.reasons),
-                    )
-                )
-        for ref in intent.explicit_refs:
-            if ref.binding != DIRECT_BINDING and ref.binding not in context.bindings:
-                diagnostics.append(
-                    Diagnostic(
-                        code="unknown_binding",
-                        severity=Severity.ERROR,
-                        ref=ref,
-                        message=f"explicit ref {ref} names no attached binding",
+                        message=f"source {scan.binding_id!r} ({scan.source_kind}) is "
+                        f"unavailable: {scan.detail or 'no detail'}",
                     )
                 )
         for block in page.blocks:

@@ -220,13 +220,16 @@ class SourceContract:
         raise AssertionError("enumeration did not end")
 
     def _text_descriptors(self, source: ContextSource) -> list[SourceDescriptor]:
-        found = [
-            d
-            for page in self._all(source)
-            for d in page.descriptors
-            if d.scope is None and (d.chars or 0) > 1
-        ]
-        assert found, "the source fixture must hold at least one text item of 2+ chars"
+        found = []
+        for page in self._all(source):
+            for descriptor in page.descriptors:
+                if descriptor.scope is not None or descriptor.chars == 0:
+                    continue
+                ref = ContextRef(binding="contract", path=descriptor.path)
+                read = _run(source.async_read_exact(ref, None))
+                if read.text is not None and len(read.text) > 1:
+                    found.append(descriptor)
+        assert found, "the source fixture must hold at least one text item of 2+ characters"
         return found
 
     def test_kind_is_a_name(self, source: ContextSource) -> None:

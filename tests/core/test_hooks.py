@@ -1,0 +1,380 @@
+"""One test per hookspec: a real in-process plugin's registration reaches its registry and is used.
+
+Datasette's rule: every hook has a ``test_hook_<name>``; the last test here enforces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from taskctx import (
+    ContextReadIntent,
+    ContextRef,
+    ExactRead,
+    MediaError,
+    PluginHost,
+    SectionInfo,
+    TaskContext,
+    hookimpl,
+    hookspecs,
+)
+from taskctx.model import Enumeration, OmissionReason, Representation
+from taskctx.protocols import (
+    ContextSource,
+    FileIOHandler,
+    IndexDocument,
+    IndexPartition,
+    IndexProvider,
+    ParsedDocument,
+    PartitionKey,
+    ScopedRead,
+    SearchHit,
+    SearchResult,
+    SelectionRequest,
+    Selector,
+)
+from taskctx.testing import MemorySource, sha256_of
+
+Register = Callable[..., None]
+
+
+def make_host(plugin: object, name: str) -> PluginHost:
+    """A host with no entry points and ``plugin`` registered in-process under ``name``."""
+    host = PluginHost(allow=[])
+    host.register(plugin, name=name)
+    record = host.plugins()[-1]
+    assert (record.name, record.status, record.error) == (name, "loaded", None)
+    return host
+
+
+# -- register_source_kinds ----------------------------------------------------------------
+
+
+class NotesSource(MemorySource):
+    """A MemorySource under its own kind name, made from keyword options."""
+
+    kind = "notes"
+
+
+class NotesPlugin:
+    """Registers the ``notes`` source kind."""
+
+    @hookimpl
+    def register_source_kinds(self, register: Register) -> None:
+        """``notes`` -> NotesSource."""
+        register("notes", NotesSource)
+
+
+def test_hook_register_source_kinds() -> None:
+    """A registered kind is made by host.source() and a TaskContext read delivers from it."""
+    host = make_host(NotesPlugin(), "notes-plugin")
+    assert host.plugins()[-1].registered == {"source_kinds": ("notes",)}
+    assert host.source_kinds()["notes"] is NotesSource
+    source = host.source("notes", items={"todo.txt": "Ship the docs.", "done.txt": "Kernel."})
+    assert isinstance(source, NotesSource)
+    assert isinstance(source, ContextSource)
+    ctx = TaskContext("hook-source", host=host)
+    assert ctx.attach(source) == "notes"
+    package = ctx.reader(consumer="test").read("docs")
+    assert [(b.ref.path, b.content, b.source_kind) for b in package.blocks] == [
+        ("done.txt", "Kernel.", "notes"),
+        ("todo.txt", "Ship the docs.", "notes"),
+    ]
+    assert package.source_coverage["notes"].delivered == 2
+
+
+# -- register_scoped_readers --------------------------------------------------------------
+
+
+class UpperReader:
+    """Serves ``upper:`` scopes of any text item: the whole item in capitals."""
+
+    name = "upper"
+    scope_kinds: tuple[str, ...] = ("upper",)
+    media_types: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def async_read_scoped(
+        self, source: ContextSource, ref: ContextRef, limit: int | None
+    ) -> ExactRead:
+        """Read the whole item through the source and upper-case it."""
+        self.calls.append(str(ref))
+        whole = await source.async_read_exact(ref.with_scope(None), None)
+        text = (whole.text or "").upper()
+        cut = text if limit is None else text[:limit]
+        return ExactRead(
+            path=ref.path,
+            scope=ref.scope,
+            text=cut,
+            media_type=whole.media_type,
+            digest=sha256_of(text),
+            chars_total=len(text),
+            complete=cut == text,
+            content_version=whole.content_version,
+        )
+
+
+class UpperPlugin:
+    """Registers one UpperReader."""
+
+    def __init__(self) -> None:
+        self.reader = UpperReader()
+
+    @hookimpl
+    def register_scoped_readers(self, register: Register) -> None:
+        """The ``upper`` reader."""
+        register(self.reader)
+
+
+def test_hook_register_scoped_readers() -> None:
+    """An explicit ref with a custom scope kind is served by the registered reader."""
+    plugin = UpperPlugin()
+    host = make_host(plugin, "upper-plugin")
+    assert isinstance(plugin.reader, ScopedRead)
+    assert host.scoped_reader_for("upper", "text/plain") is plugin.reader
+    assert host.scoped_reader_for("upper", "application/pdf") is None
+    ctx = TaskContext("hook-scoped", host=host)
+    ctx.attach(MemorySource({"motto.txt": "read less, say so"}), binding_id="notes")
+    intent = ContextReadIntent(
+        explicit_refs=["ctx://notes/motto.txt#upper:"], optional_selection="none"
+    )
+    package = ctx.reader(consumer="test").read(intent)
+    block = package.blocks[0]
+    assert (block.content, block.scope, block.required) == ("READ LESS, SAY SO", "upper:", True)
+    assert block.digest == sha256_of("READ LESS, SAY SO")
+    assert len(plugin.reader.calls) == 1
+    assert plugin.reader.calls[0].startswith("ctx://notes/motto.txt?v=sha256")
+
+
+# -- register_file_io_handlers ------------------------------------------------------------
+
+
+class KeyValueHandler:
+    """Parses ``.kv`` files of ``key = value`` lines; each key is a section."""
+
+    name = "kv"
+    suffixes: tuple[str, ...] = (".kv",)
+    media_types: tuple[str, ...] = ("text/x-key-value",)
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Text with one ``lines:N-N`` section per key; MediaError for non-UTF-8 bytes."""
+        try:
+            lines = data.decode("utf-8").splitlines()
+        except UnicodeDecodeError as error:
+            raise MediaError(f"{path} is not UTF-8 text") from error
+        sections = tuple(
+            SectionInfo(title=line.split("=", 1)[0].strip(), scope=f"lines:{n}-{n}")
+            for n, line in enumerate(lines, start=1)
+            if "=" in line
+        )
+        return ParsedDocument(
+            text="\n".join(lines) + "\n", media_type=self.media_types[0], sections=sections
+        )
+
+
+class KeyValuePlugin:
+    """Registers one KeyValueHandler."""
+
+    def __init__(self) -> None:
+        self.handler = KeyValueHandler()
+
+    @hookimpl
+    def register_file_io_handlers(self, register: Register) -> None:
+        """The ``kv`` handler."""
+        register(self.handler)
+
+
+def test_hook_register_file_io_handlers() -> None:
+    """The registered handler is found by suffix and media type, and its parse works."""
+    plugin = KeyValuePlugin()
+    host = make_host(plugin, "kv-plugin")
+    assert isinstance(plugin.handler, FileIOHandler)
+    assert host.file_io_handlers()[-1] is plugin.handler
+    handler = host.file_io_handler_for(path="config/App.KV")
+    assert handler is plugin.handler
+    assert host.file_io_handler_for(media_type="text/x-key-value") is plugin.handler
+    assert host.file_io_handler_for(path="config/app.kvx") is None
+    parsed = handler.parse(b"timeout = 30\nretries = 3\n", "config/App.KV")
+    assert parsed.representation is Representation.PARSED_TEXT
+    assert parsed.text == "timeout = 30\nretries = 3\n"
+    assert [(s.title, s.scope) for s in parsed.sections] == [
+        ("timeout", "lines:1-1"),
+        ("retries", "lines:2-2"),
+    ]
+    with pytest.raises(MediaError, match="not UTF-8"):
+        handler.parse(b"\xff\xfe\x00", "bad.kv")
+
+
+# -- register_index_providers -------------------------------------------------------------
+
+WORD = re.compile(r"\w+")
+
+
+class TermCountPartition:
+    """In-memory partition: a document's score is how often the query's terms occur in it."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, tuple[str, list[str]]] = {}
+        self.applied: list[str] = []
+
+    def indexed_versions(self) -> Mapping[str, str]:
+        """doc id -> content version."""
+        return {doc_id: version for doc_id, (version, _) in self.docs.items()}
+
+    def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
+        """Tokenise path and text of each upsert; drop deletes."""
+        for doc_id in deletes:
+            self.docs.pop(doc_id, None)
+        for doc in upserts:
+            self.applied.append(doc.doc_id)
+            words = WORD.findall(f"{doc.path} {doc.text or ''}".lower())
+            self.docs[doc.doc_id] = (doc.content_version, words)
+
+    def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
+        """Documents with at least one query term, most occurrences first."""
+        terms = WORD.findall(query.lower())
+        pool = self.docs if doc_ids is None else doc_ids
+        scores = {d: sum(self.docs[d][1].count(t) for t in terms) for d in pool}
+        ranked = sorted((d for d, s in scores.items() if s), key=lambda d: (-scores[d], d))
+        hits = tuple(SearchHit(doc_id=d, score=float(scores[d])) for d in ranked[:limit])
+        return SearchResult(hits=hits, considered=len(ranked), searchable=bool(terms))
+
+    def stats(self) -> Mapping[str, Any]:
+        """How many documents it holds."""
+        return {"documents": len(self.docs)}
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class TermCountProvider:
+    """A toy lexical provider that really ranks, by term count."""
+
+    name = "termcount"
+    kind: Literal["lexical"] = "lexical"
+    needs_text = True
+
+    def __init__(self) -> None:
+        self.partitions: list[TermCountPartition] = []
+
+    def open_partition(self, key: PartitionKey, directory: Path | None) -> IndexPartition:
+        """A fresh in-memory partition."""
+        partition = TermCountPartition()
+        self.partitions.append(partition)
+        return partition
+
+
+class TermCountPlugin:
+    """Registers one TermCountProvider."""
+
+    def __init__(self) -> None:
+        self.provider = TermCountProvider()
+
+    @hookimpl
+    def register_index_providers(self, register: Register) -> None:
+        """The ``termcount`` provider."""
+        register(self.provider)
+
+
+def test_hook_register_index_providers() -> None:
+    """configure_index(provider=name) makes the read follow the provider's ranking."""
+    plugin = TermCountPlugin()
+    host = make_host(plugin, "termcount-plugin")
+    assert isinstance(plugin.provider, IndexProvider)
+    assert host.index_provider("termcount") is plugin.provider
+    ctx = TaskContext("hook-index", host=host)
+    ctx.attach(
+        MemorySource(
+            {
+                "a.txt": "the upload works",
+                "b.txt": "upload fails, upload retried, upload again",
+                "c.txt": "the cache is cold",
+                "d.txt": "upload upload slow",
+            }
+        ),
+        binding_id="notes",
+    )
+    ctx.configure_index(provider="structural")
+    structural = ctx.reader(consumer="test").read("upload")
+    assert [b.ref.path for b in structural.blocks] == ["a.txt", "b.txt", "c.txt", "d.txt"]
+    assert "no_lexical_provider" in structural.source_coverage["notes"].reasons
+
+    ctx.configure_index(provider="termcount")
+    assert ctx.index_provider is plugin.provider
+    package = ctx.reader(consumer="test").read("upload")
+    assert [b.ref.path for b in package.blocks] == ["b.txt", "d.txt", "a.txt"]
+    assert [b.score for b in package.blocks] == [3.0, 2.0, 1.0]
+    coverage = package.source_coverage["notes"]
+    assert coverage.enumeration is Enumeration.RANKED
+    assert (coverage.considered, coverage.delivered) == (3, 3)
+    assert sorted(plugin.provider.partitions[-1].applied) == ["a.txt", "b.txt", "c.txt", "d.txt"]
+
+
+# -- register_selectors ------------------------------------------------------------------
+
+
+class MentionsSelector:
+    """Chooses the candidates whose preview mentions a word of the query."""
+
+    name = "mentions"
+
+    def __init__(self) -> None:
+        self.requests: list[SelectionRequest] = []
+
+    async def async_select(self, request: SelectionRequest) -> Sequence[str]:
+        """Keys of candidates sharing a word with the query."""
+        self.requests.append(request)
+        words = set(request.query.lower().split())
+        return [c.key for c in request.candidates if words & set(c.preview.lower().split())]
+
+
+class MentionsPlugin:
+    """Registers one MentionsSelector."""
+
+    def __init__(self) -> None:
+        self.selector = MentionsSelector()
+
+    @hookimpl
+    def register_selectors(self, register: Register) -> None:
+        """The ``mentions`` selector."""
+        register(self.selector)
+
+
+def test_hook_register_selectors() -> None:
+    """ctx.reader(selector=name) lets the registered selector choose the optional blocks."""
+    plugin = MentionsPlugin()
+    host = make_host(plugin, "mentions-plugin")
+    assert isinstance(plugin.selector, Selector)
+    assert host.selector("mentions") is plugin.selector
+    ctx = TaskContext("hook-selector", host=host)
+    ctx.attach(MemorySource({"a.txt": "cache settings", "b.txt": "the upload timeout"}), "notes")
+    unselected = ctx.reader(consumer="test").read("upload")
+    assert [b.ref.path for b in unselected.blocks] == ["a.txt", "b.txt"]
+
+    package = ctx.reader(consumer="test", selector="mentions").read("upload")
+    assert [b.ref.path for b in package.blocks] == ["b.txt"]
+    assert [(o.ref.path, o.reason) for o in package.omissions] == [
+        ("a.txt", OmissionReason.NOT_SELECTED)
+    ]
+    request = plugin.selector.requests[-1]
+    assert [c.key for c in request.candidates] == ["c1", "c2"]
+    assert all("ctx://" not in c.preview for c in request.candidates)
+
+
+# -- the meta-test -----------------------------------------------------------------------
+
+
+def test_every_hookspec_has_a_test_hook_function() -> None:
+    """Each hookspec in taskctx.hookspecs has a ``test_hook_<name>`` in this module."""
+    marker = f"{hookspecs.PROJECT_NAME}_spec"
+    names = [n for n, v in vars(hookspecs).items() if callable(v) and hasattr(v, marker)]
+    assert names, "no hookspecs found"
+    missing = [n for n in names if not callable(globals().get(f"test_hook_{n}"))]
+    assert not missing, f"hooks without a test_hook_<name>: {missing}"
