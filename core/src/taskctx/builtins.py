@@ -11,7 +11,6 @@ from typing import Any
 
 import attrs
 
-from taskctx.context import sha256_text
 from taskctx.hookspecs import hookimpl
 from taskctx.index import StructuralProvider
 from taskctx.model import ContextRef, ExactRead
@@ -37,17 +36,13 @@ class LineRangeReader:
             raise ValueError(f"{ref} has no scope")
         first, last = parse_line_scope(ref.scope)
         whole = await source.async_read_exact(ref.with_scope(None), None)
-        text = slice_lines(whole.text or "", first, last)
-        cut = text if limit is None else text[:limit]
-        return ExactRead(
-            path=ref.path,
+        return ExactRead.from_text(
+            ref.path,
+            slice_lines(whole.text or "", first, last),
+            limit,
             scope=ref.scope,
-            text=cut,
             media_type=whole.media_type,
             representation=whole.representation,
-            digest=sha256_text(text),
-            chars_total=len(text),
-            complete=cut == text,
             content_version=whole.content_version,
         )
 

@@ -7,6 +7,7 @@ to the model and back. Reader state and cursors leave the process.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from enum import Enum
@@ -280,6 +281,22 @@ class ExactRead(FrozenModel):
     complete: bool = True
     content_version: str | None = None
     sections: tuple[SectionInfo, ...] = ()
+
+    @classmethod
+    def from_text(
+        cls, path: str, text: str, limit: int | None, *, scope: str | None = None, **fields: Any
+    ) -> ExactRead:
+        """A read of ``text`` cut at ``limit`` characters, with the digest of all of it."""
+        cut = text if limit is None else text[:limit]
+        return cls(
+            path=path,
+            scope=scope,
+            text=cut,
+            digest="sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            chars_total=len(text),
+            complete=len(cut) == len(text),
+            **fields,
+        )
 
 
 class ContextBudget(FrozenModel):

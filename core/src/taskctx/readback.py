@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import attrs
 
 from taskctx.assembly import Candidate
-from taskctx.context import sha256_text
 from taskctx.errors import NotFoundError, StaleReaderError, UnsupportedScopeError
 from taskctx.media import MediaClass, classify, guess_media_type
 from taskctx.model import (
@@ -121,25 +120,16 @@ class Readback:
         entry = self.context.entries.get(ref.path)
         if entry is None:
             raise NotFoundError(f"no direct entry {ref.path!r}")
-        text = entry.text
-        digest = entry.digest
-        if text is not None and ref.scope is not None:
-            first, last = parse_line_scope(ref.scope)
-            text = slice_lines(text, first, last)
-            digest = sha256_text(text)
-        cut = text if text is None or limit is None else text[:limit]
-        return ExactRead(
-            path=ref.path,
-            scope=ref.scope,
-            text=cut,
-            data=entry.data,
-            media_type=entry.media_type,
-            digest=digest,
-            chars_total=len(text) if text is not None else None,
-            complete=cut == text,
-            content_version=entry.digest,
-            sections=entry.sections if ref.scope is None else (),
-        )
+        fields = {"media_type": entry.media_type, "content_version": entry.digest}
+        if entry.text is None:
+            return ExactRead(path=ref.path, data=entry.data, digest=entry.digest, **fields)
+        if ref.scope is None:
+            return ExactRead.from_text(
+                ref.path, entry.text, limit, sections=entry.sections, **fields
+            )
+        first, last = parse_line_scope(ref.scope)
+        text = slice_lines(entry.text, first, last)
+        return ExactRead.from_text(ref.path, text, limit, scope=ref.scope, **fields)
 
     def explicit(self, ref: ContextRef) -> Candidate:
         """The required candidate of an explicitly requested ref (it may not exist)."""

@@ -167,15 +167,11 @@ class MemorySource:
                 digest=sha256_of(content),
                 content_version=sha256_of(content),
             )
-        cut = content if limit is None else content[:limit]
-        return ExactRead(
-            path=ref.path,
-            scope=None,
-            text=cut,
+        return ExactRead.from_text(
+            ref.path,
+            content,
+            limit,
             media_type=descriptor.media_type,
-            digest=sha256_of(content),
-            chars_total=len(content),
-            complete=cut == content,
             content_version=sha256_of(content),
             sections=descriptor.sections,
         )
