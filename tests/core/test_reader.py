@@ -420,7 +420,7 @@ def test_documents_without_handler_are_unsupported_media(host: PluginHost) -> No
     source = MemorySource({"report.pdf": b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"})
     package = make_context(host, s=source).reader(consumer="a").read("x")
     assert package.omissions[0].reason is OmissionReason.UNSUPPORTED_MEDIA
-    assert any(d.code == "no_file_io_handler" for d in package.diagnostics)
+    assert any(d.code == "handler_missing" for d in package.diagnostics)
 
 
 def test_images_attach_only_for_consumers_that_declare_it(host: PluginHost) -> None:
@@ -791,3 +791,21 @@ def test_enums_print_their_values() -> None:
     assert str(CoverageStatus.PARTIAL) == "partial"
     assert f"{CoverageOutcome.MATCHED}" == "matched"
     assert str(OmissionReason.NOT_FOUND) == "not_found"
+
+
+def test_descriptor_problem_becomes_a_diagnostic(host: PluginHost) -> None:
+    """A source's reason for reference-only (an encrypted PDF) reaches the package."""
+    from taskctx.model import Problem
+
+    class Encrypted(MemorySource):
+        def _descriptor(self, path: str, content: str | bytes):  # type: ignore[no-untyped-def]
+            problem = Problem(code="encrypted", message=f"{path} is encrypted; no password")
+            descriptor = super()._descriptor(path, content)
+            return descriptor.model_copy(update={"problem": problem})
+
+    source = Encrypted({"secret.pdf": b"%PDF-1.7 encrypted"})
+    package = make_context(host, s=source).reader(consumer="a").read("x")
+    assert [(o.ref.path, o.reason) for o in package.omissions] == [
+        ("secret.pdf", OmissionReason.UNSUPPORTED_MEDIA)
+    ]
+    assert [d.code for d in package.diagnostics] == ["encrypted"]

@@ -32,6 +32,7 @@ from taskctx.model import (
     ExactRead,
     Omission,
     OmissionReason,
+    Problem,
     Representation,
     SectionInfo,
     Severity,
@@ -64,6 +65,7 @@ class Candidate:
     score: float | None = None
     explicit: bool = False
     content_version: str | None = None
+    problem: Problem | None = None
 
 
 @attrs.define(slots=True)
@@ -227,6 +229,17 @@ class PageAssembler:
         """The media class that may enter, or None after recording why it cannot."""
         if candidate.representation is Representation.PARSED_TEXT:
             return MediaClass.TEXT
+        if candidate.problem is not None:
+            reason = (
+                OmissionReason.UNSUPPORTED_MEDIA
+                if candidate.problem.code in ("handler_missing", "encrypted", "parse_failed")
+                else OmissionReason.REFERENCE_ONLY
+            )
+            self.omit(candidate, reason, candidate.problem.message)
+            self._diagnose(
+                candidate.problem.code, candidate.problem.message, candidate, Severity.INFO
+            )
+            return None
         decision = classify(candidate.ref.path, candidate.media_type)
         if decision.media_class is MediaClass.TEXT:
             return MediaClass.TEXT
@@ -239,7 +252,7 @@ class PageAssembler:
                 f"no FileIOHandler parses {decision.media_type}; reference only",
             )
             self._diagnose(
-                "no_file_io_handler",
+                "handler_missing",
                 f"{candidate.ref.path}: no installed FileIOHandler parses "
                 f"{decision.media_type} (install taskctx-documents)",
                 candidate,

@@ -64,7 +64,15 @@ class PluginLoadError(TaskCtxError):
 
 
 class MediaError(TaskCtxError):
-    """Content is not what its media type claims (an empty or invalid image, say)."""
+    """Content cannot be delivered as what it claims to be.
+
+    ``code`` names the problem for diagnostics: ``invalid_image``, ``encrypted``,
+    ``parse_failed``, ``no_text``, ``too_large``, ``timeout``, ``invalid_text``, ...
+    """
+
+    def __init__(self, message: str, code: str = "invalid_media") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class NotFoundError(TaskCtxError, LookupError):

@@ -40,6 +40,7 @@ __all__ = [
     "FrozenModel",
     "Omission",
     "OmissionReason",
+    "Problem",
     "ReaderState",
     "Representation",
     "SectionInfo",
@@ -209,12 +210,25 @@ def _coerce_ref(value: object) -> object:
 
 
 class SectionInfo(FrozenModel):
-    """One section of an item: heading, scope string for a scoped read, level, size."""
+    """One section of an item: heading, scope string for a scoped read, level, size.
+
+    ``start``/``end`` are character offsets into the item's (parsed) text when the
+    producer knows them, so a scoped read can slice without parsing again.
+    """
 
     title: str
     scope: str
     level: int = 1
     chars: int | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class Problem(FrozenModel):
+    """Why an item is reference only: a diagnostic code and a message naming the cause."""
+
+    code: str
+    message: str
 
 
 class SourceDescriptor(FrozenModel):
@@ -236,6 +250,7 @@ class SourceDescriptor(FrozenModel):
     parent_scope: str | None = None
     role: str | None = None
     metadata: Mapping[str, Any] = Field(default_factory=dict)
+    problem: Problem | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:

@@ -146,7 +146,12 @@ class FileIOHandler(Protocol):
         ...
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Parse ``data``; raise ``MediaError`` for malformed or encrypted input."""
+        """Parse ``data``; raise ``MediaError`` with a ``code`` for bad input.
+
+        Codes: ``encrypted``, ``parse_failed`` (malformed; the message names the error),
+        ``no_text`` (nothing extractable), ``too_large`` and ``timeout`` (limits). A
+        handler may expose ``version: str``; callers key their parse caches on it.
+        """
         ...
 
 

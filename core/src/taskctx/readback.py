@@ -54,6 +54,7 @@ def candidate_of(
         score=score,
         explicit=explicit,
         content_version=d.content_version,
+        problem=d.problem,
     )
 
 
