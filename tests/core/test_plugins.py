@@ -446,3 +446,29 @@ def test_factory_must_return_its_own_kind() -> None:
     host.register(Mislabelled(), name="mislabelled")
     with pytest.raises(TaskCtxError, match="returned a source of kind 'memory'"):
         host.source("notes")
+
+
+def test_factory_taking_host_gets_the_calling_host() -> None:
+    """A source factory with a `host` parameter is handed the host that makes it."""
+    from collections.abc import Callable
+
+    from taskctx import hookimpl
+    from taskctx.testing import MemorySource
+
+    seen: list[PluginHost] = []
+
+    def factory(host: PluginHost) -> MemorySource:
+        seen.append(host)
+        return MemorySource()
+
+    class HostAware:
+        @hookimpl
+        def register_source_kinds(self, register: Callable[[str, Any], None]) -> None:
+            register("memory", factory)
+
+    host = PluginHost(allow=[])
+    host.register(HostAware(), name="host-aware")
+    host.source("memory")
+    other = PluginHost(allow=[])
+    host.source("memory", host=other)
+    assert seen == [host, other]

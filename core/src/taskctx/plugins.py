@@ -18,6 +18,7 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -209,6 +210,14 @@ def _stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def _accepts_keyword(factory: Callable[..., Any], name: str) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    return name in parameters  # an explicit parameter: **kwargs may mean something else
 
 
 @attrs.define(slots=True)
@@ -420,10 +429,16 @@ class PluginHost:
         return self._mapping("source_kinds")
 
     def source(self, kind: str, /, **options: Any) -> ContextSource:
-        """A new ContextSource of ``kind`` made by its factory from ``options``."""
+        """A new ContextSource of ``kind`` made by its factory from ``options``.
+
+        A factory that accepts a ``host`` keyword gets this host unless the caller passed
+        one, so the source sees the same plugins (file IO handlers, say) as its caller.
+        """
         entry = self._registry["source_kinds"].get(kind)
         if entry is None:
             raise UnknownSourceKindError(self._unknown_kind_message(kind))
+        if "host" not in options and _accepts_keyword(entry.value, "host"):
+            options["host"] = self
         source = entry.value(**options)
         if not isinstance(source, ContextSource):
             raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
