@@ -1,0 +1,30 @@
+"""taskctx-documents: FileIOHandlers for PDF, DOCX, XLSX and PPTX.
+
+Each handler turns a document's bytes into parsed text with exact sections (pages,
+headings, sheets, slides), within :class:`DocumentLimits`, and reports every failure
+as :class:`taskctx.errors.MediaError` with a code (``encrypted``, ``parse_failed``,
+``no_text``, ``too_large``, ``timeout``). The plugin module registers one of each.
+"""
+
+from __future__ import annotations
+
+from taskctx.protocols import FileIOHandler
+from taskctx_documents.docx import DocxHandler
+from taskctx_documents.limits import DocumentLimits
+from taskctx_documents.pdf import PdfHandler
+from taskctx_documents.pptx import PptxHandler
+from taskctx_documents.xlsx import XlsxHandler
+
+__all__ = [
+    "DocumentLimits",
+    "DocxHandler",
+    "PdfHandler",
+    "PptxHandler",
+    "XlsxHandler",
+    "default_handlers",
+]
+
+
+def default_handlers(limits: DocumentLimits | None = None) -> tuple[FileIOHandler, ...]:
+    """One handler per format, sharing ``limits`` (the defaults when None)."""
+    return (PdfHandler(limits), DocxHandler(limits), XlsxHandler(limits), PptxHandler(limits))

@@ -1,0 +1,78 @@
+"""Size, work and wall-clock limits of the document handlers, and the clock that enforces them.
+
+Every limit that is exceeded raises :class:`~taskctx.errors.MediaError`: ``too_large`` for
+sizes and counts, ``timeout`` for the wall clock. The clock is checked between units of
+work (pages, rows, slides, paragraphs); one unit that hangs inside a library cannot be
+interrupted from the same thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from pydantic import Field
+
+from taskctx.errors import MediaError
+from taskctx.model import FrozenModel
+
+__all__ = ["GIB", "MIB", "Deadline", "DocumentLimits", "check_size"]
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+
+class DocumentLimits(FrozenModel):
+    """What one parse may cost. The defaults suit documents people write by hand.
+
+    The ``zip_*`` limits bound an OOXML package before any library inflates it: the
+    number of members, their declared uncompressed total, and the compression ratio of
+    each member and of the whole archive. Members and archives smaller than
+    ``zip_ratio_grace_bytes`` are not ratio-checked (tiny repetitive XML parts compress
+    very well and are harmless).
+    """
+
+    max_bytes: int = Field(default=100 * MIB, gt=0)
+    max_pages: int = Field(default=5_000, gt=0)
+    max_cells: int = Field(default=5_000_000, gt=0)
+    max_slides: int = Field(default=5_000, gt=0)
+    max_seconds: float = Field(default=30.0, gt=0)
+    zip_max_total_bytes: int = Field(default=GIB, gt=0)
+    zip_max_ratio: float = Field(default=200.0, gt=1)
+    zip_max_members: int = Field(default=100_000, gt=0)
+    zip_ratio_grace_bytes: int = Field(default=MIB, ge=0)
+
+
+def check_size(data: bytes, path: str, limits: DocumentLimits) -> None:
+    """Raise ``too_large`` when ``data`` is longer than ``limits.max_bytes``."""
+    if len(data) > limits.max_bytes:
+        raise MediaError(
+            f"{path}: {len(data):,} bytes exceed the limit of {limits.max_bytes:,} bytes",
+            code="too_large",
+        )
+
+
+def _now() -> float:
+    """The clock of every :class:`Deadline` made without one (tests replace it)."""
+    return time.monotonic()
+
+
+class Deadline:
+    """A wall-clock budget started at construction; :meth:`check` raises ``timeout``."""
+
+    __slots__ = ("_clock", "_end", "_path", "_seconds")
+
+    def __init__(self, seconds: float, path: str, clock: Callable[[], float] | None = None) -> None:
+        clock = clock if clock is not None else _now
+        self._clock = clock
+        self._seconds = seconds
+        self._path = path
+        self._end = clock() + seconds
+
+    def check(self, where: str) -> None:
+        """Raise ``timeout`` naming ``where`` (``page 3 of 40``) once the budget is spent."""
+        if self._clock() > self._end:
+            raise MediaError(
+                f"{self._path}: parsing took longer than {self._seconds:g} s (stopped at {where})",
+                code="timeout",
+            )

@@ -1,0 +1,95 @@
+"""PDF: one section per page (``page:N``), text from pypdf's text extraction.
+
+An encrypted PDF is opened with the empty password (many are encrypted only to carry
+permissions); if that fails it is ``encrypted``. A page whose text cannot be extracted
+fails the whole document (``parse_failed`` naming the page): delivering the other pages
+would let an agent take the missing one for empty. Pages without a text layer
+(scans) are empty sections, and a document of only such pages is ``no_text``:
+taskctx does no OCR.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pypdf
+from pypdf import PasswordType
+
+from taskctx.errors import MediaError
+from taskctx.protocols import ParsedDocument
+from taskctx_documents._boundary import ParseLog, describe, parse_boundary
+from taskctx_documents._text import TextBuilder
+from taskctx_documents.limits import Deadline, DocumentLimits, check_size
+
+__all__ = ["PdfHandler"]
+
+FORMAT_VERSION = "1"
+"""Bumped whenever this module changes the text or sections it produces."""
+
+
+class PdfHandler:
+    """FileIOHandler for PDF files, on pypdf."""
+
+    name = "pdf"
+    suffixes = ("pdf",)
+    media_types = ("application/pdf",)
+
+    def __init__(self, limits: DocumentLimits | None = None) -> None:
+        self.limits = limits if limits is not None else DocumentLimits()
+
+    @property
+    def version(self) -> str:
+        """Parse-cache key: this module's format version and the pypdf version."""
+        return f"{FORMAT_VERSION}+pypdf-{pypdf.__version__}"
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Text of every page, one ``page:N`` section each; ``MediaError`` on failure."""
+        with parse_boundary("PDF", path) as log:
+            check_size(data, path, self.limits)
+            return self._parse(data, path, log)
+
+    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
+        deadline = Deadline(self.limits.max_seconds, path)
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        metadata: dict[str, Any] = {"encrypted": reader.is_encrypted}
+        if reader.is_encrypted:
+            opened = reader.decrypt("")
+            if opened == PasswordType.NOT_DECRYPTED:
+                raise MediaError(
+                    f"{path}: encrypted PDF: the empty password does not open it",
+                    code="encrypted",
+                )
+            metadata["opened_with"] = (
+                "empty owner password"
+                if opened == PasswordType.OWNER_PASSWORD
+                else "empty user password"
+            )
+        count = len(reader.pages)
+        if count > self.limits.max_pages:
+            raise MediaError(
+                f"{path}: {count:,} pages exceed the limit of {self.limits.max_pages:,}",
+                code="too_large",
+            )
+        builder = TextBuilder()
+        for number, page in enumerate(reader.pages, start=1):
+            deadline.check(f"page {number} of {count}")
+            try:
+                text = page.extract_text()
+            except Exception as exc:
+                raise MediaError(
+                    f"{path}: cannot extract the text of page {number} of {count}: {describe(exc)}",
+                    code="parse_failed",
+                ) from exc
+            builder.add(f"Page {number}", f"page:{number}", text)
+        metadata["pages"] = count
+        metadata["warnings"] = log.warnings()
+        reason = (
+            "the PDF has no pages"
+            if count == 0
+            else f"none of its {count} page(s) has a text layer (scanned images need OCR, "
+            "which taskctx does not do)"
+        )
+        return builder.build(
+            path=path, media_type=self.media_types[0], empty_reason=reason, metadata=metadata
+        )

@@ -1,0 +1,153 @@
+"""XLSX/XLSM: one ``sheet:<name>`` section per sheet, rows as tab-separated values.
+
+openpyxl reads in read-only mode with cached formula values (``data_only``). A sheet's
+declared dimension is ignored (some writers declare ``A1:XFD1048576``): rows are
+iterated as they are stored and each is cut after its last non-empty cell; blank rows
+are left out. Hidden and very hidden sheets are included; a chartsheet has no cells
+and is an empty section. Tabs and newlines inside a cell become spaces so that one
+line is one row.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import openpyxl
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+from taskctx.errors import MediaError
+from taskctx.protocols import ParsedDocument
+from taskctx_documents._boundary import ParseLog, parse_boundary
+from taskctx_documents._text import TextBuilder
+from taskctx_documents.limits import Deadline, DocumentLimits, check_size
+from taskctx_documents.ziputil import check_package
+
+__all__ = ["XlsxHandler"]
+
+FORMAT_VERSION = "1"
+"""Bumped whenever this module changes the text or sections it produces."""
+
+STRICT_NAMESPACE = b"http://purl.oclc.org/ooxml/spreadsheetml/main"
+"""The Strict Open XML namespace openpyxl does not read (it sees no sheets at all)."""
+
+
+def format_value(value: object) -> str:
+    """One cell's value as text: ``True``, ``12``, ``1.5``, ``2024-05-01 00:00:00``."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    text = str(value)  # numbers, booleans, dates, times, rich text, error values (#VALUE!)
+    return " ".join(text.replace("\t", " ").splitlines())
+
+
+def _row_text(row: Iterable[object]) -> str:
+    cells = [format_value(value) for value in row]
+    while cells and not cells[-1].strip():
+        cells.pop()
+    return "\t".join(cells)
+
+
+class XlsxHandler:
+    """FileIOHandler for Excel workbooks (OOXML, macro-enabled too), on openpyxl."""
+
+    name = "xlsx"
+    suffixes = ("xlsx", "xlsm")
+    media_types = (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.ms-excel.sheet.macroenabled.12",
+    )
+
+    def __init__(self, limits: DocumentLimits | None = None) -> None:
+        self.limits = limits if limits is not None else DocumentLimits()
+
+    @property
+    def version(self) -> str:
+        """Parse-cache key: this module's format version and the openpyxl version."""
+        return f"{FORMAT_VERSION}+openpyxl-{openpyxl.__version__}"
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Every sheet's rows, one ``sheet:<name>`` section each; ``MediaError`` on failure."""
+        with parse_boundary("XLSX", path) as log:
+            check_size(data, path, self.limits)
+            check_package(data, path, "XLSX", self.limits)
+            return self._parse(data, path, log)
+
+    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
+        deadline = Deadline(self.limits.max_seconds, path)
+        workbook = openpyxl.load_workbook(
+            io.BytesIO(data), read_only=True, data_only=True, keep_links=False
+        )
+        try:
+            names = list(workbook.sheetnames)
+            if not names:
+                raise MediaError(
+                    f"{path}: cannot parse XLSX: {_why_no_sheets(data)}", "parse_failed"
+                )
+            builder = TextBuilder()
+            cells = 0
+            hidden: list[str] = []
+            charts: list[str] = []
+            for name in names:
+                sheet: object = workbook[name]  # the stubs do not know read-only sheets
+                if getattr(sheet, "sheet_state", "visible") != "visible":
+                    hidden.append(name)
+                lines: list[str] = []
+                if isinstance(sheet, ReadOnlyWorksheet):
+                    cells = self._rows(sheet, lines, cells, path, deadline)
+                else:
+                    charts.append(name)  # a chartsheet: no cells
+                builder.add(name, f"sheet:{name}", "\n".join(lines))
+        finally:
+            workbook.close()
+        metadata: dict[str, Any] = {
+            "sheets": len(names),
+            "hidden_sheets": hidden,
+            "chartsheets": charts,
+            "cells_examined": cells,
+            "warnings": log.warnings(),
+        }
+        return builder.build(
+            path=path,
+            media_type=self.media_types[1 if path.lower().endswith(".xlsm") else 0],
+            empty_reason=f"none of its {len(names)} sheet(s) holds a cell value",
+            metadata=metadata,
+        )
+
+    def _rows(
+        self, sheet: ReadOnlyWorksheet, lines: list[str], cells: int, path: str, deadline: Deadline
+    ) -> int:
+        """Append ``sheet``'s non-blank rows to ``lines``; return the running cell count."""
+        sheet.reset_dimensions()  # never trust the declared <dimension>
+        limit = self.limits.max_cells
+        for number, row in enumerate(sheet.values, start=1):
+            deadline.check(f"row {number} of sheet {sheet.title!r}")
+            cells += max(len(row), 1)
+            if cells > limit:
+                raise MediaError(
+                    f"{path}: more than {limit:,} cells to examine (limit reached at row "
+                    f"{number} of sheet {sheet.title!r})",
+                    code="too_large",
+                )
+            text = _row_text(row)
+            if text.strip():
+                lines.append(text)
+        return cells
+
+
+def _why_no_sheets(data: bytes) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        try:
+            workbook = archive.read("xl/workbook.xml")
+        except KeyError:
+            workbook = b""
+    if STRICT_NAMESPACE in workbook:
+        return (
+            "Strict Open XML workbook (namespace purl.oclc.org/ooxml): openpyxl reads only "
+            "Transitional OOXML and finds no sheets in it"
+        )
+    return "the workbook lists no sheets openpyxl can read"

@@ -1,0 +1,71 @@
+"""Only MediaError leaves parse: library errors are wrapped, warnings are recorded."""
+
+from __future__ import annotations
+
+import warnings
+
+import openpyxl
+import pypdf
+import pytest
+from taskctx_documents import PdfHandler, XlsxHandler
+
+from taskctx.errors import MediaError
+from tests.plugins.documents.builders import make_pdf, make_xlsx
+
+
+class _Boom:
+    """A stand-in for a library entry point that raises ``error``."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise self.error
+
+
+def test_library_exception_becomes_parse_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any exception from the library is ``parse_failed`` naming file, type and message."""
+    monkeypatch.setattr(pypdf, "PdfReader", _Boom(RuntimeError("something odd")))
+    with pytest.raises(MediaError) as caught:
+        PdfHandler().parse(make_pdf(["x"]), "odd.pdf")
+    assert caught.value.code == "parse_failed"
+    assert str(caught.value) == "odd.pdf: cannot parse PDF: RuntimeError: something odd"
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+def test_long_library_message_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A huge library message is shortened so errors stay readable."""
+    monkeypatch.setattr(pypdf, "PdfReader", _Boom(ValueError("x" * 10_000)))
+    with pytest.raises(MediaError) as caught:
+        PdfHandler().parse(make_pdf(["x"]), "long.pdf")
+    assert len(str(caught.value)) < 400
+    assert str(caught.value).endswith("...")
+
+
+def test_memory_error_becomes_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Running out of memory inside a library is reported as ``too_large``."""
+    monkeypatch.setattr(openpyxl, "load_workbook", _Boom(MemoryError()))
+    with pytest.raises(MediaError) as caught:
+        XlsxHandler().parse(make_xlsx(), "huge.xlsx")
+    assert caught.value.code == "too_large"
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), SystemExit(3)])
+def test_interrupts_pass_through(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    """KeyboardInterrupt and SystemExit are never swallowed."""
+    monkeypatch.setattr(pypdf, "PdfReader", _Boom(error))
+    with pytest.raises(type(error)):
+        PdfHandler().parse(make_pdf(["x"]), "stop.pdf")
+
+
+def test_library_warnings_are_recorded_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warning from the library (an error under ``filterwarnings = error``) lands in metadata."""
+    real = openpyxl.load_workbook
+
+    def chatty(*args: object, **kwargs: object) -> object:
+        warnings.warn("Workbook contains no default style", UserWarning, stacklevel=2)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(openpyxl, "load_workbook", chatty)
+    parsed = XlsxHandler().parse(make_xlsx(), "chatty.xlsx")
+    assert parsed.metadata["warnings"] == ["UserWarning: Workbook contains no default style"]
