@@ -287,18 +287,30 @@ class PageAssembler:
 
     # -- required ------------------------------------------------------------------
 
+    async def _probe(self, candidate: Candidate) -> Candidate:
+        """Learn an unindexed explicit ref's media from its source (which authorizes it)."""
+        probe = await self.read(candidate, 0)
+        return attrs.evolve(
+            candidate,
+            media_type=probe.media_type,
+            representation=probe.representation,
+            content_version=probe.content_version,
+        )
+
     async def add_required(self, candidates: Sequence[Candidate]) -> None:
         """Deliver every required candidate whole, as lossy digests, or raise."""
         limit = self.budget.max_chars + 1
         reads: list[tuple[Candidate, ExactRead]] = []
         for candidate in candidates:
-            media = self._media_gate(candidate)
-            if media is None:
-                continue
-            if media is MediaClass.IMAGE:
-                await self._attach(candidate)
-                continue
             try:
+                if candidate.explicit and candidate.content_version is None:
+                    candidate = await self._probe(candidate)  # not in the index: ask the source
+                media = self._media_gate(candidate)
+                if media is None:
+                    continue
+                if media is MediaClass.IMAGE:
+                    await self._attach(candidate)
+                    continue
                 reads.append((candidate, await self.read(candidate, limit)))
             except UnsupportedScopeError as exc:
                 self.omit(candidate, OmissionReason.UNSUPPORTED_SCOPE, str(exc))

@@ -1,0 +1,233 @@
+"""Documents: the workspace's one FileIOHandler registry and its parse cache.
+
+:class:`HandlerRegistry` holds the handlers of one TaskWorkspace: those its host's
+plugins registered through ``register_file_io_handlers`` plus any registered on the
+workspace itself (which are consulted first). There is no other registry.
+
+:class:`ParseCache` parses each document once per content digest and handler version.
+Results live under ``.taskctx/parsed/<sha256>-<handler>-<version>.json`` (written
+atomically); failures are cached as their code and message, so a broken file is not
+parsed again on every scan. A ``timeout`` is not cached: it may not happen next time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from taskctx.errors import MediaError
+from taskctx.media import normalize_media_type
+from taskctx.protocols import FileIOHandler, ParsedDocument
+
+__all__ = ["CACHE_FORMAT", "HandlerRegistry", "ParseCache", "handler_version"]
+
+CACHE_FORMAT = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
+_MEMORY_ENTRIES = 64
+_UNCACHED_CODES = frozenset({"timeout"})
+
+
+def handler_version(handler: FileIOHandler) -> str:
+    """The handler's ``version`` attribute as text (``"0"`` when it has none)."""
+    return str(getattr(handler, "version", "0"))
+
+
+class HandlerRegistry:
+    """FileIOHandlers by name: explicitly registered ones first, then the host's."""
+
+    def __init__(self, host_handlers: Iterable[FileIOHandler] = ()) -> None:
+        self._own: list[FileIOHandler] = []
+        self._host: list[FileIOHandler] = list(host_handlers)
+
+    def register(self, handler: FileIOHandler) -> None:
+        """Add ``handler``; a second handler with the same name is refused."""
+        name = getattr(handler, "name", None)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a FileIOHandler needs a non-empty str name, not {name!r}")
+        if not isinstance(handler, FileIOHandler):
+            raise TypeError(f"{name!r} lacks suffixes, media_types or parse()")
+        for attr in ("suffixes", "media_types"):
+            value = getattr(handler, attr)
+            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                raise TypeError(f"{attr} of {name!r} must be a tuple of non-empty str")
+        if any(h.name == name for h in self.handlers()):
+            raise ValueError(f"a FileIOHandler named {name!r} is already registered")
+        self._own.append(handler)
+
+    def handlers(self) -> tuple[FileIOHandler, ...]:
+        """Every handler, in the order they are consulted."""
+        return (*self._own, *self._host)
+
+    def handler_for(self, path: str | None, media_type: str | None) -> FileIOHandler | None:
+        """The first handler claiming ``media_type``, else the longest suffix match."""
+        handlers = self.handlers()
+        if media_type:
+            wanted = normalize_media_type(media_type)
+            for handler in handlers:
+                if wanted in {normalize_media_type(m) for m in handler.media_types}:
+                    return handler
+        if not path:
+            return None
+        filename = path.rsplit("/", 1)[-1].lower()
+        best: tuple[int, FileIOHandler | None] = (0, None)
+        for handler in handlers:
+            for suffix in handler.suffixes:
+                dotted = "." + suffix.lower().lstrip(".")
+                if filename.endswith(dotted) and len(dotted) > best[0]:
+                    best = (len(dotted), handler)
+        return best[1]
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("_", text)[:64] or "_"
+
+
+class ParseCache:
+    """Parsed documents (or their failures) by content digest and handler version.
+
+    ``directory`` None keeps results in memory only. ``parse_count`` counts real calls
+    of a handler's ``parse``.
+    """
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self.parse_count = 0
+        self._memory: OrderedDict[str, ParsedDocument | MediaError] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def file_name(self, sha256: str, handler: FileIOHandler) -> str:
+        """``<sha256>-<handler name>-<handler version>.json`` (names made file-safe)."""
+        return f"{sha256}-{_safe(handler.name)}-{_safe(handler_version(handler))}.json"
+
+    def parsed(
+        self, sha256: str | None, handler: FileIOHandler, path: str, load: Callable[[], bytes]
+    ) -> ParsedDocument:
+        """The parse of the document at ``path`` whose digest is ``sha256``.
+
+        ``load`` reads the bytes, only on a miss; if they no longer have that digest the
+        result is cached under the digest of what was read. ``sha256`` None: read first.
+        Raises ``MediaError`` with the handler's code (cached ones included).
+        """
+        data: bytes | None = None
+        if sha256 is None:
+            data = load()
+            sha256 = _sha256(data)
+        result = self._get(sha256, handler)
+        if result is None:
+            if data is None:
+                data = load()
+                actual = _sha256(data)
+                if actual != sha256:
+                    sha256 = actual
+                    result = self._get(sha256, handler)
+            if result is None:
+                result = self._parse(handler, data, path)
+                self._put(sha256, handler, result)
+        if isinstance(result, MediaError):
+            raise MediaError(str(result), code=result.code)
+        return result
+
+    def _parse(self, handler: FileIOHandler, data: bytes, path: str) -> ParsedDocument | MediaError:
+        with self._lock:
+            self.parse_count += 1
+        try:
+            document: object = handler.parse(data, path)
+        except MediaError as exc:
+            return exc
+        except Exception as exc:  # a handler bug must not escape as an uncaught error
+            return MediaError(
+                f"{path}: handler {handler.name!r} failed: {type(exc).__name__}: {exc}",
+                code="parse_failed",
+            )
+        if not isinstance(document, ParsedDocument):
+            return MediaError(
+                f"{path}: handler {handler.name!r} returned {type(document).__name__}, "
+                "not a ParsedDocument",
+                code="parse_failed",
+            )
+        return document
+
+    # -- storage -------------------------------------------------------------------------
+
+    def _get(self, sha256: str, handler: FileIOHandler) -> ParsedDocument | MediaError | None:
+        name = self.file_name(sha256, handler)
+        with self._lock:
+            if name in self._memory:
+                self._memory.move_to_end(name)
+                return self._memory[name]
+        if self.directory is None:
+            return None
+        try:
+            record = json.loads((self.directory / name).read_text(encoding="utf-8"))
+            result = self._decode(record, sha256, handler)
+        except (OSError, ValueError, KeyError, TypeError, ValidationError):
+            return None  # missing or damaged: parse again
+        if result is not None:
+            self._remember(name, result)
+        return result
+
+    def _decode(
+        self, record: dict[str, object], sha256: str, handler: FileIOHandler
+    ) -> ParsedDocument | MediaError | None:
+        identity = (record["format"], record["sha256"], record["handler"], record["version"])
+        if identity != (CACHE_FORMAT, sha256, handler.name, handler_version(handler)):
+            return None
+        error = record.get("error")
+        if isinstance(error, dict):
+            return MediaError(str(error["message"]), code=str(error["code"]))
+        return ParsedDocument.model_validate(record["document"])
+
+    def _put(
+        self, sha256: str, handler: FileIOHandler, result: ParsedDocument | MediaError
+    ) -> None:
+        if isinstance(result, MediaError) and result.code in _UNCACHED_CODES:
+            return
+        name = self.file_name(sha256, handler)
+        self._remember(name, result)
+        if self.directory is None:
+            return
+        record: dict[str, object] = {
+            "format": CACHE_FORMAT,
+            "sha256": sha256,
+            "handler": handler.name,
+            "version": handler_version(handler),
+        }
+        try:
+            if isinstance(result, MediaError):
+                record["error"] = {"code": result.code, "message": str(result)}
+            else:
+                record["document"] = result.model_dump(mode="json")
+            text = json.dumps(record, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # metadata that is not JSON: kept in memory only
+        self._write(self.directory / name, text)
+
+    def _write(self, target: Path, text: str) -> None:
+        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
+        try:
+            temp.write_text(text, encoding="utf-8")
+            os.replace(temp, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+
+    def _remember(self, name: str, result: ParsedDocument | MediaError) -> None:
+        with self._lock:
+            self._memory[name] = result
+            self._memory.move_to_end(name)
+            while len(self._memory) > _MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,221 @@
+"""Path confinement: every caller path is checked here before any I/O touches it.
+
+Two layers. :func:`normalize_relative` is pure: it refuses what can never name a file
+inside a workspace (absolute paths, ``..``, NUL bytes, drive letters, backslashes, the
+empty path, the workspace's own ``.taskctx/`` state, reserved temporary names) and
+returns the canonical POSIX form. :func:`resolve_confined` then resolves symlinks and
+refuses a path whose real location leaves the root, enters ``.taskctx/`` or loops.
+:func:`open_regular` opens only regular files (never a FIFO, socket or device), with
+``O_NOFOLLOW`` so a symlink swapped in after resolution is refused too.
+
+Every refusal is a :class:`~taskctx.errors.PolicyError` naming the path and the rule.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+from pathlib import Path, PurePath
+
+from taskctx.errors import PolicyError
+from taskctx_workspace.errors import WorkspaceNotFoundError
+
+__all__ = [
+    "STATE_DIR_NAME",
+    "TEMP_MARKER",
+    "default_agent_root",
+    "describe_file_kind",
+    "is_state_name",
+    "normalize_prefix",
+    "normalize_relative",
+    "open_regular",
+    "require_regular",
+    "resolve_confined",
+    "safe_name",
+]
+
+STATE_DIR_NAME = ".taskctx"
+"""The workspace's own state folder at its root; never addressable by a caller's path."""
+TEMP_MARKER = ".taskctx-tmp-"
+"""Marks the hidden temporary siblings of atomic writes; such names are reserved."""
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+# --- Table: file type test -> name used in refusals. ------------------------------------
+_FILE_KINDS = (
+    (stat.S_ISREG, "regular file"),
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISLNK, "symlink"),
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def _refuse(path: object, rule: str) -> PolicyError:
+    return PolicyError(f"path {path!r} refused: {rule}")
+
+
+def _as_text(path: str | os.PathLike[str], what: str) -> str:
+    if isinstance(path, PurePath):
+        return path.as_posix()
+    raw = os.fspath(path)
+    if not isinstance(raw, str):
+        raise _refuse(raw, f"a {what} must be text, not {type(raw).__name__}")
+    return raw
+
+
+def is_state_name(name: str) -> bool:
+    """Whether ``name`` (a first path component) is the workspace state folder, any case."""
+    return name.casefold() == STATE_DIR_NAME
+
+
+def _check_lexical(text: str, what: str) -> list[str]:
+    """Shared rules of paths and prefixes; return the components without ``.``/empty."""
+    if "\x00" in text:
+        raise _refuse(text, f"a {what} must not contain NUL bytes")
+    if "\\" in text:
+        raise _refuse(text, f"a {what} must use '/' separators; backslashes are not allowed")
+    if _DRIVE.match(text):
+        raise _refuse(text, f"a {what} must not start with a drive letter")
+    if text.startswith("/"):
+        raise _refuse(text, f"a {what} must be relative to the workspace root, not absolute")
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise _refuse(text, f"a {what} must not contain '..' components")
+    for part in parts:
+        if TEMP_MARKER in part:
+            raise _refuse(text, f"names containing {TEMP_MARKER!r} are reserved for atomic writes")
+    if parts and is_state_name(parts[0]):
+        raise _refuse(text, f"{STATE_DIR_NAME}/ holds the workspace's own state")
+    return parts
+
+
+def normalize_relative(path: str | os.PathLike[str]) -> str:
+    """The canonical relative POSIX form of a caller's path, or PolicyError naming the rule.
+
+    ``./a//b/`` becomes ``a/b``. Refused: non-text, empty (or only ``.``), NUL bytes,
+    backslashes, drive letters (``C:x``, ``C:\\x``), absolute paths, ``..`` components,
+    reserved temporary names and anything under ``.taskctx/`` (any case).
+    """
+    text = _as_text(path, "path")
+    if not text:
+        raise _refuse(text, "the path is empty")
+    parts = _check_lexical(text, "path")
+    if not parts:
+        raise _refuse(text, "the path names the workspace root, not a file")
+    return "/".join(parts)
+
+
+def normalize_prefix(prefix: str | os.PathLike[str]) -> str:
+    """A listing prefix (a plain string prefix of relative paths); ``""`` means everything.
+
+    The rules of :func:`normalize_relative` apply; the last component may be partial
+    (``src/ap`` matches ``src/app.py``, ``.`` matches hidden names) and a trailing ``/``
+    is kept, so ``src/`` matches only what is inside ``src``.
+    """
+    text = _as_text(prefix, "prefix")
+    if not text:
+        return ""
+    _check_lexical(text, "prefix")
+    head, _, last = text.rpartition("/")
+    folders = [part for part in head.split("/") if part not in ("", ".")]
+    return "/".join(folders) + "/" + last if folders else last
+
+
+def safe_name(value: str, what: str) -> str:
+    """``value`` if it is a safe single path component (letters, digits, ``_.-``)."""
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):
+        raise PolicyError(
+            f"{what} {value!r} refused: use 1-128 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def _within(real: str, base: str) -> bool:
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def resolve_confined(base: Path, rel: str, *, forbid_state: bool = True) -> Path:
+    """The real location of ``rel`` under ``base`` (a resolved folder), symlinks followed.
+
+    Refused: a real location outside ``base``, one under ``base/.taskctx`` when
+    ``forbid_state`` (a symlink into the state folder), and symlink loops. A missing file
+    is not refused: the caller decides whether it may be created.
+    """
+    root = os.fspath(base)
+    real = os.path.realpath(os.path.join(root, rel))
+    if not _within(real, root):
+        raise _refuse(rel, "it resolves outside the workspace root (symlink escape)")
+    inner = os.path.relpath(real, root)
+    if forbid_state and inner != "." and is_state_name(inner.split(os.sep, 1)[0]):
+        raise _refuse(rel, f"it resolves into {STATE_DIR_NAME}/, the workspace's own state")
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(rel, "it is a symlink loop") from None
+    return Path(real)
+
+
+def describe_file_kind(mode: int) -> str:
+    """Human name of a file type (``FIFO``, ``socket``, ``character device``, ...)."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "special file")
+
+
+def require_regular(rel: str, st: os.stat_result) -> None:
+    """PolicyError unless ``st`` is a regular file (directories and special files refused)."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = describe_file_kind(st.st_mode)
+        raise _refuse(rel, f"it is a {kind}; only regular files are read or written")
+
+
+def open_regular(real: Path, rel: str) -> int:
+    """A read-only descriptor of the regular file at ``real`` (already confined).
+
+    Checks the type before opening (a FIFO is never opened) and again on the open
+    descriptor; ``O_NOFOLLOW`` refuses a symlink swapped in since resolution.
+    """
+    try:
+        require_regular(rel, os.stat(real))
+        fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(rel, "it became a symlink after it was resolved") from None
+        raise
+    try:
+        require_regular(rel, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def default_agent_root(agent_id: str, entry_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``<entry dir>/.taskctx/task_workspaces/<agent-id>``: one workspace per agent id.
+
+    The entry dir defaults to the folder of the running script (``sys.argv[0]``), or the
+    current directory when there is none (``python -c``, a REPL). ``agent_id`` must be a
+    safe name, so two agents never share a root by accident of spelling.
+    """
+    name = safe_name(agent_id, "agent id")
+    base = Path(entry_dir) if entry_dir is not None else _entry_dir()
+    return base.resolve() / STATE_DIR_NAME / "task_workspaces" / name
+
+
+def _entry_dir() -> Path:
+    script = sys.argv[0] if sys.argv else ""
+    if script and script not in ("-c", "-m", "-") and os.path.isfile(script):
+        return Path(script).resolve().parent
+    return Path.cwd()

@@ -1,0 +1,389 @@
+"""The ``task_workspace`` ContextSource: a folder's files, by file and by section.
+
+Revisions come from stamps (size, mtime, inode, ctime) of a stat walk, never from
+rehashing: a file is hashed and parsed again only when its stamp changes. Long text
+files and documents are also described per section or line chunk, so a reader can
+deliver the part that matters instead of a whole file or nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
+from taskctx.media import MediaClass, decode_text
+from taskctx.model import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    Problem,
+    Representation,
+    SectionInfo,
+    SourceDescriptor,
+)
+from taskctx.protocols import ChangeSet, ParsedDocument
+from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
+
+if TYPE_CHECKING:
+    from taskctx_workspace.workspace import FileStat, TaskWorkspace
+
+__all__ = ["DEFAULT_CHUNK_CHARS", "WorkspaceSource"]
+
+DEFAULT_CHUNK_CHARS = 4000
+"""Text files longer than this are also described in line chunks of about this size."""
+
+Stamp = tuple[int, int, int, int]
+DescriptorKey = tuple[str, str | None]
+KEPT_SCANS = 8
+"""How many recent revisions ``async_changes`` can diff against."""
+
+
+def _stamp(stat: FileStat) -> Stamp:
+    return (stat.size, stat.mtime_ns, stat.ino, stat.ctime_ns)
+
+
+def _revision_of(stamps: Mapping[str, Stamp]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(stamps):
+        digest.update(path.encode("utf-8", "surrogateescape"))
+        digest.update(repr(stamps[path]).encode())
+    return "ws-" + digest.hexdigest()[:24]
+
+
+def line_chunks(text: str, chunk_chars: int) -> list[SectionInfo]:
+    """Consecutive line ranges of about ``chunk_chars`` characters (a long line stays whole)."""
+    chunks: list[SectionInfo] = []
+    lines = text.splitlines(keepends=True)
+    first, size = 1, 0
+    for number, line in enumerate(lines, start=1):
+        if size and size + len(line) > chunk_chars:
+            chunks.append(_chunk(first, number - 1, size))
+            first, size = number, 0
+        size += len(line)
+    if size:
+        chunks.append(_chunk(first, len(lines), size))
+    return chunks
+
+
+def _chunk(first: int, last: int, chars: int) -> SectionInfo:
+    return SectionInfo(
+        title=f"lines {first}-{last}", scope=format_line_scope(first, last), chars=chars
+    )
+
+
+@attrs.define(slots=True)
+class _FileView:
+    """What one scan learnt about one file: its stamp and its descriptors."""
+
+    stamp: Stamp
+    descriptors: tuple[SourceDescriptor, ...]
+
+
+@attrs.define(slots=True)
+class _Scan:
+    """One stat walk: stamps by path and the revision they make."""
+
+    revision: str
+    stamps: dict[str, Stamp]
+
+
+class WorkspaceSource:
+    """A TaskWorkspace as a ContextSource (kind ``task_workspace``).
+
+    Made by ``workspace.source()`` or ``host.source("task_workspace", root=..., mode=...)``.
+    """
+
+    kind = "task_workspace"
+
+    def __init__(self, workspace: TaskWorkspace, *, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
+        if chunk_chars < 1:
+            raise ValueError("chunk_chars must be positive")
+        self.workspace = workspace
+        self.chunk_chars = chunk_chars
+        self.identity = f"task_workspace:{workspace.root}"
+        self._files: dict[str, _FileView] = {}
+        self._scans: dict[str, dict[str, Stamp]] = {}
+        self._listing: tuple[str, list[SourceDescriptor]] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """Catalog facts: the root and mode (no content)."""
+        return {"root": str(self.workspace.root), "mode": self.workspace.mode}
+
+    # -- revisions ---------------------------------------------------------------
+
+    def _walk(self) -> _Scan:
+        stamps = {
+            stat.path: _stamp(stat) for stat in self.workspace.iter_entries(include_hidden=True)
+        }
+        scan = _Scan(_revision_of(stamps), stamps)
+        self._scans[scan.revision] = stamps
+        while len(self._scans) > KEPT_SCANS:  # oldest first: dicts keep insertion order
+            del self._scans[next(iter(self._scans))]
+        return scan
+
+    async def async_revision(self) -> str:
+        """The digest of every file's stamp: a stat walk, no hashing."""
+        return await asyncio.to_thread(lambda: self._walk().revision)
+
+    # -- descriptors ---------------------------------------------------------------
+
+    def _view(self, path: str, stamp: Stamp) -> _FileView:
+        known = self._files.get(path)
+        if known is not None and known.stamp == stamp:
+            return known
+        view = _FileView(stamp, tuple(self._describe(path, stamp)))
+        self._files[path] = view
+        return view
+
+    def _describe(self, path: str, stamp: Stamp) -> Iterable[SourceDescriptor]:
+        workspace = self.workspace
+        data = workspace.read_bytes(path)
+        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        decision = workspace.media(path, data[:512])
+        title = path.rsplit("/", 1)[-1]
+        base: dict[str, Any] = {
+            "path": path,
+            "title": title,
+            "media_type": decision.media_type,
+            "size": len(data),
+            "content_version": version,
+        }
+        if decision.media_class is MediaClass.TEXT:
+            try:
+                text = decode_text(data)
+            except MediaError as exc:
+                problem = Problem(code="invalid_text", message=f"{path}: {exc}")
+                yield SourceDescriptor(
+                    **base, representation=Representation.REFERENCE_ONLY, problem=problem
+                )
+                return
+            sections = markdown_sections(text) if decision.media_type == "text/markdown" else ()
+            yield SourceDescriptor(**base, chars=len(text), sections=sections)
+            if len(text) > self.chunk_chars:
+                for chunk in self._text_parts(text, sections):
+                    yield SourceDescriptor(
+                        **{**base, "title": f"{title}: {chunk.title}"},
+                        chars=chunk.chars,
+                        scope=chunk.scope,
+                    )
+            return
+        if decision.media_class is MediaClass.DOCUMENT:
+            try:
+                parsed = workspace.parsed(path)
+            except MediaError as exc:
+                problem = Problem(code=exc.code, message=str(exc))
+                yield SourceDescriptor(
+                    **base, representation=Representation.REFERENCE_ONLY, problem=problem
+                )
+                return
+            yield SourceDescriptor(
+                **base,
+                representation=Representation.PARSED_TEXT,
+                chars=len(parsed.text),
+                sections=parsed.sections,
+            )
+            for section in parsed.sections:
+                yield SourceDescriptor(
+                    **{**base, "title": f"{title}: {section.title}"},
+                    representation=Representation.PARSED_TEXT,
+                    chars=section.chars,
+                    scope=section.scope,
+                )
+            return
+        yield SourceDescriptor(**base, representation=Representation.REFERENCE_ONLY)
+
+    def _text_parts(self, text: str, sections: tuple[SectionInfo, ...]) -> list[SectionInfo]:
+        """Top-level Markdown sections that fit a chunk, line chunks for everything else."""
+        if sections:
+            top = min(s.level for s in sections)
+            parts = [s for s in sections if s.level == top]
+            if all((s.chars or 0) <= self.chunk_chars for s in parts):
+                return parts
+        return line_chunks(text, self.chunk_chars)
+
+    def _descriptors_at(self, scan: _Scan) -> list[SourceDescriptor]:
+        if self._listing is not None and self._listing[0] == scan.revision:
+            return self._listing[1]
+        listing: list[SourceDescriptor] = []
+        for path in sorted(scan.stamps):
+            listing.extend(self._view(path, scan.stamps[path]).descriptors)
+        for gone in set(self._files) - set(scan.stamps):
+            del self._files[gone]
+        self._listing = (scan.revision, listing)
+        return listing
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """Descriptors of the current files in path order; the cursor is an offset."""
+
+        def page() -> DescriptorPage:
+            scan = self._walk()
+            listing = self._descriptors_at(scan)
+            if request.path_prefix:
+                listing = [d for d in listing if d.path.startswith(request.path_prefix)]
+            start = _offset(request.cursor)
+            chunk = listing[start : start + request.page_size]
+            end = start + len(chunk)
+            return DescriptorPage(
+                descriptors=tuple(chunk),
+                revision=scan.revision,
+                next_cursor=str(end) if end < len(listing) else None,
+                total=len(listing),
+            )
+
+        return await asyncio.to_thread(page)
+
+    async def async_changes(self, since: str) -> ChangeSet | None:
+        """What changed since ``since`` by comparing stamps: changed files only are read."""
+
+        def diff() -> ChangeSet | None:
+            before = self._scans.get(since)
+            if before is None:
+                return None
+            scan = self._walk()
+            changed = [
+                path
+                for path in sorted(set(before) | set(scan.stamps))
+                if before.get(path) != scan.stamps.get(path)
+            ]
+            for path in changed:  # the old descriptors must be the ones seen at `since`
+                view = self._files.get(path)
+                if path in before and (view is None or view.stamp != before[path]):
+                    return None
+            upserts: list[SourceDescriptor] = []
+            deletes: list[DescriptorKey] = []
+            for path in changed:
+                new_stamp = scan.stamps.get(path)
+                old = self._files.get(path) if path in before else None
+                old_keys = {d.key for d in old.descriptors} if old is not None else set()
+                if new_stamp is None:
+                    deletes.extend(sorted(old_keys, key=str))
+                    self._files.pop(path, None)
+                    continue
+                fresh = self._view(path, new_stamp).descriptors
+                upserts.extend(fresh)
+                deletes.extend(sorted(old_keys - {d.key for d in fresh}, key=str))
+            self._listing = None
+            return ChangeSet(
+                since=since, revision=scan.revision, upserts=tuple(upserts), deletes=tuple(deletes)
+            )
+
+        return await asyncio.to_thread(diff)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """The file's text (parsed text for documents) cut at ``limit``, or its bytes."""
+        if ref.scope is not None:
+            return await self.async_read_scoped(ref, limit)
+        return await asyncio.to_thread(self._read_whole, ref.path, limit)
+
+    async def async_read_scoped(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        """A line range of a text file, or a page/sheet/slide/section of a document."""
+        if ref.scope is None:
+            return await self.async_read_exact(ref, limit)
+        return await asyncio.to_thread(self._read_scope, ref.path, ref.scope, limit)
+
+    def _read_whole(self, path: str, limit: int | None) -> ExactRead:
+        data = self._bytes(path)
+        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        decision = self.workspace.media(path, data[:512])
+        if decision.media_class is MediaClass.TEXT:
+            return ExactRead.from_text(
+                path,
+                decode_text(data),
+                limit,
+                media_type=decision.media_type,
+                content_version=version,
+            )
+        if decision.media_class is MediaClass.DOCUMENT:
+            parsed = self.workspace.parsed(path)
+            return ExactRead.from_text(
+                path,
+                parsed.text,
+                limit,
+                media_type=decision.media_type,
+                representation=Representation.PARSED_TEXT,
+                content_version=version,
+                sections=parsed.sections,
+            )
+        if decision.media_class is MediaClass.IMAGE:
+            from taskctx_workspace.images import validate_image
+
+            validate_image(data, decision.media_type)
+        return ExactRead(
+            path=path,
+            data=data,
+            media_type=decision.media_type,
+            digest=version,
+            representation=Representation.REFERENCE_ONLY,
+            content_version=version,
+        )
+
+    def _read_scope(self, path: str, scope: str, limit: int | None) -> ExactRead:
+        data = self._bytes(path)
+        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        decision = self.workspace.media(path, data[:512])
+        if decision.media_class is MediaClass.DOCUMENT:
+            parsed = self.workspace.parsed(path)
+            section = _section(parsed, scope)
+            if section is not None and section.start is not None and section.end is not None:
+                return ExactRead.from_text(
+                    path,
+                    parsed.text[section.start : section.end],
+                    limit,
+                    scope=scope,
+                    media_type=decision.media_type,
+                    representation=Representation.PARSED_TEXT,
+                    content_version=version,
+                )
+            text = parsed.text
+        elif decision.media_class is MediaClass.TEXT:
+            text = decode_text(data)
+        else:
+            raise UnsupportedScopeError(f"{path} is {decision.media_type}: no scoped reads")
+        try:
+            first, last = parse_line_scope(scope)
+        except ValueError:
+            raise UnsupportedScopeError(
+                f"scope {scope!r} of {path} is neither a line range nor one of its sections"
+            ) from None
+        return ExactRead.from_text(
+            path,
+            slice_lines(text, first, last),
+            limit,
+            scope=scope,
+            media_type=decision.media_type,
+            content_version=version,
+            representation=(
+                Representation.PARSED_TEXT
+                if decision.media_class is MediaClass.DOCUMENT
+                else Representation.TEXT
+            ),
+        )
+
+    def _bytes(self, path: str) -> bytes:
+        try:
+            return self.workspace.read_bytes(path)
+        except FileNotFoundError:
+            raise NotFoundError(f"{path} is not in the workspace {self.workspace.root}") from None
+
+
+def _section(parsed: ParsedDocument, scope: str) -> SectionInfo | None:
+    for section in parsed.sections:
+        if section.scope == scope:
+            return section
+    return None
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        raise ValueError(f"malformed workspace enumeration cursor {cursor!r}")
+    return int(cursor)

@@ -1,0 +1,518 @@
+"""``TaskWorkspace``: an ordinary folder as the file boundary of one task execution.
+
+- Every caller path is confined (:mod:`taskctx_workspace.paths`) before any I/O.
+- ``read_only`` (the default) never modifies an existing external file: every write
+  (new or existing path) lands in this execution's own area,
+  ``.taskctx/files/<execution-id>/<path>``, and a read of a path missing externally
+  falls back to that copy (``origin="fallback"``). ``read_write`` writes the real path,
+  atomically. Staged promotion follows the same rule: in read-only mode the promoted
+  target is this execution's copy.
+- Everything the workspace keeps for itself (digests, parse cache, staged candidates,
+  fallback files) lives under the root's ``.taskctx/`` and nowhere else.
+- One FileIOHandler registry per workspace: the host's handlers plus
+  :meth:`TaskWorkspace.register_file_io_handler`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from taskctx.errors import MediaError, PolicyError
+from taskctx.media import MediaClass, MediaDecision, classify, decode_text, is_hidden_path
+from taskctx.model import Problem, Representation
+from taskctx.plugins import PluginHost
+from taskctx.protocols import FileIOHandler, ParsedDocument
+from taskctx_workspace import staging
+from taskctx_workspace.digests import DigestCache
+from taskctx_workspace.edits import replace_once
+from taskctx_workspace.errors import WorkspaceConflictError, WorkspaceNotFoundError
+from taskctx_workspace.parsing import HandlerRegistry, ParseCache
+from taskctx_workspace.paths import (
+    STATE_DIR_NAME,
+    default_agent_root,
+    normalize_prefix,
+    normalize_relative,
+    open_regular,
+    require_regular,
+    resolve_confined,
+    safe_name,
+)
+from taskctx_workspace.results import (
+    FileEntry,
+    FileRef,
+    FileResult,
+    FileStat,
+    Origin,
+    StagedFile,
+    completeness_of,
+    handler_missing,
+    reference_only,
+    stamp_of,
+    text_result,
+)
+from taskctx_workspace.walk import ErrorHandler, walk
+
+if TYPE_CHECKING:
+    from taskctx_workspace.source import WorkspaceSource
+
+__all__ = ["HEAD_BYTES", "FileStat", "Mode", "TaskWorkspace", "default_agent_root"]
+
+Mode = Literal["read_only", "read_write"]
+ReadOrigin = Literal["auto", "external", "fallback"]
+HEAD_BYTES = 8192
+"""How many leading bytes classify a file's media type in ``list_files`` and ``parsed``."""
+_MODES = ("read_only", "read_write")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class TaskWorkspace:
+    """A folder seen through confinement, a write policy and caches under ``.taskctx/``.
+
+    ``host`` None builds the default host from the environment, so the installed
+    FileIOHandlers are used. ``execution_id`` (default: a new uuid4 hex) names this
+    execution's private areas. ``create`` makes a missing root; otherwise a missing root
+    raises :class:`WorkspaceNotFoundError`.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_digests",
+        "_handlers",
+        "_hashed_closed",
+        "_lock",
+        "_parse_cache",
+        "execution_id",
+        "host",
+        "mode",
+        "root",
+        "state_dir",
+    )
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        mode: Mode = "read_only",
+        execution_id: str | None = None,
+        create: bool = True,
+        host: PluginHost | None = None,
+    ) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
+        path = Path(root)
+        if not path.exists():
+            if not create:
+                raise WorkspaceNotFoundError(
+                    f"workspace root {str(path)!r} does not exist (create=False)"
+                )
+            path.mkdir(parents=True, exist_ok=True)
+        if not path.is_dir():
+            raise WorkspaceNotFoundError(f"workspace root {str(path)!r} is not a folder")
+        self.root: Path = path.resolve(strict=True)
+        self.mode: Mode = mode
+        self.execution_id: str = (
+            uuid.uuid4().hex if execution_id is None else safe_name(execution_id, "execution id")
+        )
+        self.state_dir: Path = self.root / STATE_DIR_NAME
+        self.host: PluginHost = host if host is not None else PluginHost.from_environment()
+        self._handlers = HandlerRegistry(self.host.file_io_handlers())
+        self._digests: DigestCache | None = None
+        self._parse_cache: ParseCache | None = None
+        self._hashed_closed = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"TaskWorkspace({str(self.root)!r}, mode={self.mode!r})"
+
+    def __enter__(self) -> TaskWorkspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Write pending cache rows and close the digest database (reopened on next use)."""
+        with self._lock:
+            if self._digests is not None:
+                self._digests.close()
+                self._hashed_closed += self._digests.hashed_count
+                self._digests = None
+
+    def source(self, **options: Any) -> WorkspaceSource:
+        """This workspace as a ContextSource of kind ``task_workspace``."""
+        from taskctx_workspace.source import WorkspaceSource
+
+        return WorkspaceSource(self, **options)
+
+    # -- state under .taskctx/ -------------------------------------------------------
+
+    def _state(self, *parts: str, create: bool = True) -> Path:
+        """``.taskctx/<parts>``, made on demand; every level a real folder, no symlink."""
+        current = self.state_dir
+        for level in range(len(parts) + 1):
+            if level:
+                current = current / parts[level - 1]
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    current.mkdir()
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                if create:
+                    raise
+                return self.state_dir.joinpath(*parts)
+            if not stat.S_ISDIR(st.st_mode):
+                raise PolicyError(
+                    f"workspace state {str(current)!r} refused: not a real folder (a symlink "
+                    "or a file stands where the workspace keeps its own state)"
+                )
+        return current
+
+    def _digest_cache(self) -> DigestCache:
+        with self._lock:
+            if self._digests is None:
+                try:
+                    db_path: Path | None = self._state("workspace") / "digests.db"
+                except OSError:
+                    db_path = None  # a read-only folder: keep digests in memory
+                self._digests = DigestCache(db_path)
+            return self._digests
+
+    def _parses(self) -> ParseCache:
+        with self._lock:
+            if self._parse_cache is None:
+                try:
+                    directory: Path | None = self._state("parsed")
+                except OSError:
+                    directory = None
+                self._parse_cache = ParseCache(directory)
+            return self._parse_cache
+
+    @property
+    def hashed_count(self) -> int:
+        """How many files the digest cache actually hashed so far (its misses)."""
+        current = self._digests.hashed_count if self._digests is not None else 0
+        return self._hashed_closed + current
+
+    @property
+    def parse_count(self) -> int:
+        """How many times a FileIOHandler actually parsed a document for this workspace."""
+        return self._parse_cache.parse_count if self._parse_cache is not None else 0
+
+    # -- locating files ------------------------------------------------------------------
+
+    def _external(self, rel: str) -> Path:
+        return resolve_confined(self.root, rel)
+
+    def _fallback(self, rel: str, *, create: bool) -> Path | None:
+        area = self._state("files", self.execution_id, create=create)
+        if not create and not area.is_dir():
+            return None
+        return resolve_confined(area, rel, forbid_state=False)
+
+    @staticmethod
+    def _regular(real: Path, rel: str) -> os.stat_result | None:
+        """The stat of a regular file at ``real``; None if nothing is there."""
+        try:
+            st = os.stat(real)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        require_regular(rel, st)
+        return st
+
+    def _locate(self, rel: str, origin: ReadOrigin = "auto") -> tuple[Path, os.stat_result, Origin]:
+        if origin != "fallback":
+            external = self._external(rel)
+            st = self._regular(external, rel)
+            if st is not None:
+                return external, st, "external"
+        if origin != "external":
+            fallback = self._fallback(rel, create=False)
+            st = self._regular(fallback, rel) if fallback is not None else None
+            if fallback is not None and st is not None:
+                return fallback, st, "fallback"
+        where = {"auto": "", "external": " (external only)", "fallback": " (this execution's)"}
+        raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace{where[origin]}")
+
+    def _write_target(self, rel: str, *, prepare: bool = True) -> tuple[Path, Origin]:
+        """Where a write of ``rel`` lands under the mode, checked; parents made if asked."""
+        external = self._external(rel)
+        self._regular(external, rel)  # a folder or special file there is refused
+        target: Path = external
+        origin: Origin = "external"
+        if self.mode == "read_only":
+            fallback = self._fallback(rel, create=True)
+            assert fallback is not None
+            self._regular(fallback, rel)
+            target, origin = fallback, "fallback"
+        if prepare:
+            self._make_parents(target, rel)
+        return target, origin
+
+    @staticmethod
+    def _make_parents(target: Path, rel: str) -> None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise PolicyError(f"path {rel!r} refused: a parent of it is not a folder") from None
+
+    # -- reading ---------------------------------------------------------------------
+
+    def read_bytes(self, rel_path: str, *, origin: ReadOrigin = "auto") -> bytes:
+        """All bytes of a confined regular file (external first, then this execution's)."""
+        rel = normalize_relative(rel_path)
+        real, _, _ = self._locate(rel, origin)
+        return staging.read_whole(real, rel)
+
+    def _head(self, real: Path, rel: str) -> bytes:
+        fd = open_regular(real, rel)
+        try:
+            return os.read(fd, HEAD_BYTES)
+        finally:
+            os.close(fd)
+
+    def read_file(
+        self, path: str, limit: int | None = None, *, origin: ReadOrigin = "auto"
+    ) -> FileResult:
+        """The file's text cut at ``limit`` characters (never inside one), or its facts.
+
+        Text files give their decoded text, documents with a handler their parsed text;
+        images, binaries and documents without a handler are reference only (use
+        :meth:`read_bytes` for the bytes). ``origin`` "auto" reads the external file and
+        falls back to this execution's copy when it is missing.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0 or None, not {limit}")
+        rel = normalize_relative(path)
+        real, _, found = self._locate(rel, origin)
+        data = staging.read_whole(real, rel)
+        digest = _sha256(data)
+        decision = classify(rel, head=data[:HEAD_BYTES])
+        facts: dict[str, Any] = {
+            "path": rel,
+            "sha256": digest,
+            "size": len(data),
+            "media_type": decision.media_type,
+            "origin": found,
+        }
+        if decision.media_class is MediaClass.TEXT:
+            try:
+                text = decode_text(data)
+            except MediaError as exc:
+                return reference_only(facts, Problem(code="invalid_text", message=f"{rel}: {exc}"))
+            return text_result(facts, text, limit, Representation.TEXT)
+        if decision.media_class is MediaClass.DOCUMENT:
+            handler = self.file_io_handler_for(rel, decision.media_type)
+            if handler is None:
+                return reference_only(facts, handler_missing(rel, decision.media_type))
+            try:
+                parsed = self._parses().parsed(digest, handler, rel, lambda: data)
+            except MediaError as exc:
+                return reference_only(facts, Problem(code=exc.code, message=str(exc)))
+            result = text_result(facts, parsed.text, limit, Representation.PARSED_TEXT)
+            return result.model_copy(update={"sections": parsed.sections})
+        return reference_only(facts, None)
+
+    def media(self, rel_path: str, head: bytes | None) -> MediaDecision:
+        """The kernel's media decision for a workspace path and its leading bytes."""
+        return classify(normalize_relative(rel_path), head=head)
+
+    def parsed(self, rel_path: str) -> ParsedDocument:
+        """The parsed document at ``rel_path``, once per content digest (cached).
+
+        Raises ``MediaError`` with a code: ``not_a_document``, ``handler_missing``, or the
+        handler's own (``encrypted``, ``parse_failed``, ``no_text``, ...).
+        """
+        rel = normalize_relative(rel_path)
+        real, st, found = self._locate(rel)
+        decision = classify(rel, head=self._head(real, rel))
+        if not decision.needs_handler:
+            raise MediaError(
+                f"{rel} is {decision.media_type} ({decision.media_class.value}), not a document",
+                code="not_a_document",
+            )
+        handler = self.file_io_handler_for(rel, decision.media_type)
+        if handler is None:
+            problem = handler_missing(rel, decision.media_type)
+            raise MediaError(problem.message, code=problem.code)
+        digest = self.stamp_digest(rel, st) if found == "external" else None
+        return self._parses().parsed(digest, handler, rel, lambda: staging.read_whole(real, rel))
+
+    # -- walking and digests ---------------------------------------------------------------
+
+    def iter_entries(
+        self,
+        include_hidden: bool = True,
+        prefix: str = "",
+        on_error: ErrorHandler | None = None,
+    ) -> Iterator[FileStat]:
+        """Regular files under the root with their stamps, in a deterministic order.
+
+        Depth first, names sorted within each folder. Skips ``.taskctx/``, temporary
+        files of atomic writes, special files, folder symlinks, file symlinks that escape
+        the root, loop or enter ``.taskctx/``, and hidden names unless ``include_hidden``.
+        ``prefix`` is a plain string prefix of the relative paths; a folder that cannot
+        be read is reported to ``on_error``.
+        """
+        return walk(self.root, include_hidden=include_hidden, prefix=prefix, on_error=on_error)
+
+    def stamp_digest(self, rel_path: str, stat: FileStat | os.stat_result) -> str:
+        """The sha256 of an external file, from the cache when ``stat``'s stamp matches."""
+        rel = normalize_relative(rel_path)
+        return self._digest_cache().digest(rel, self._external(rel), stamp_of(stat))
+
+    def digest_batch(self) -> AbstractContextManager[None]:
+        """Group digest-cache writes of one scan into one transaction."""
+        return self._digest_cache().batch()
+
+    def list_files(self, prefix: str = "", include_hidden: bool = False) -> list[FileEntry]:
+        """External files (not ``.taskctx/``) with digest, media type and representation."""
+        entries: list[FileEntry] = []
+        cache = self._digest_cache()
+        with cache.batch():
+            for st in self.iter_entries(include_hidden=include_hidden, prefix=prefix):
+                try:
+                    real = self._external(st.path)
+                    digest = cache.digest(st.path, real, st.stamp)
+                    decision = classify(st.path, head=self._head(real, st.path))
+                except (FileNotFoundError, PolicyError):
+                    continue  # gone or replaced by something refused since the walk
+                handled = decision.needs_handler and (
+                    self.file_io_handler_for(st.path, decision.media_type) is not None
+                )
+                representation = decision.representation(handler_available=handled)
+                entries.append(
+                    FileEntry(
+                        path=st.path,
+                        size=st.size,
+                        sha256=digest,
+                        media_type=decision.media_type,
+                        representation=representation,
+                        completeness=completeness_of(representation),
+                        mtime_ns=st.mtime_ns,
+                    )
+                )
+        if normalize_prefix(prefix) == "":  # a whole walk: forget what is gone
+            visible = None if include_hidden else _not_hidden
+            cache.retain([entry.path for entry in entries], scope=visible)
+        return entries
+
+    # -- FileIOHandlers ------------------------------------------------------------------
+
+    def register_file_io_handler(self, handler: FileIOHandler) -> None:
+        """Add a FileIOHandler to this workspace's registry (consulted before the host's)."""
+        self._handlers.register(handler)
+
+    def file_io_handlers(self) -> tuple[FileIOHandler, ...]:
+        """This workspace's handlers, in the order they are consulted."""
+        return self._handlers.handlers()
+
+    def file_io_handler_for(
+        self, path: str | None, media_type: str | None = None
+    ) -> FileIOHandler | None:
+        """The handler for ``media_type`` if one claims it, else the longest suffix match."""
+        return self._handlers.handler_for(path, media_type)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def write_file(self, path: str, content: str | bytes) -> FileRef:
+        """Write ``content`` (str as UTF-8) atomically where the mode says (see module doc)."""
+        rel = normalize_relative(path)
+        data = _encode(content)
+        target, origin = self._write_target(rel)
+        staging.atomic_write(target, data, rel=rel)
+        return FileRef(path=rel, sha256=_sha256(data), size=len(data), origin=origin)
+
+    def edit_file(
+        self, path: str, old: str, new: str, expected_sha256: str | None = None
+    ) -> FileRef:
+        """Replace the one occurrence of ``old`` with ``new``, atomically.
+
+        Edits the file a write of ``path`` lands on: the real file in ``read_write``
+        mode; in ``read_only`` mode this execution's copy, made from the external file
+        on the first edit. ``expected_sha256`` must match that file's current digest.
+        """
+        rel = normalize_relative(path)
+        source: ReadOrigin = "external" if self.mode == "read_write" else "auto"
+        if self.mode == "read_only":
+            fallback = self._fallback(rel, create=False)
+            if fallback is not None and self._regular(fallback, rel) is not None:
+                source = "fallback"
+        real, _, found = self._locate(rel, source)
+        data = staging.read_whole(real, rel)
+        digest = _sha256(data)
+        if expected_sha256 is not None and expected_sha256 != digest:
+            raise WorkspaceConflictError(
+                f"{rel}: expected sha256 {expected_sha256} but the file is {digest}; "
+                "read it again before editing",
+                path=rel,
+                expected=expected_sha256,
+                actual=digest,
+            )
+        media = classify(rel, head=data[:HEAD_BYTES])
+        updated = replace_once(data, old, new, rel=rel, media=media)
+        target, origin = self._write_target(rel)
+        current = digest if found == origin else None  # checked again just before replace
+        staging.atomic_write(target, updated, rel=rel, expected_current=current)
+        return FileRef(path=rel, sha256=_sha256(updated), size=len(updated), origin=origin)
+
+    # -- staged delivery ---------------------------------------------------------------
+
+    def stage(self, path: str, content: str | bytes) -> StagedFile:
+        """Write a candidate under ``.taskctx/staged/<execution-id>/`` and read it back."""
+        rel = normalize_relative(path)
+        area = self._state("staged", self.execution_id)
+        location = resolve_confined(area, rel, forbid_state=False)
+        self._regular(location, rel)
+        self._make_parents(location, rel)
+        return staging.stage_bytes(location, rel, _encode(content))
+
+    def promote(self, staged: StagedFile, target: str, expected_sha256: str) -> FileRef:
+        """Verify ``staged`` and deliver it to ``target`` atomically, read back whole.
+
+        In ``read_only`` mode the target is this execution's copy (``origin="fallback"``).
+        Raises ``PromotionBlocked`` (``outcome="blocked"``) on any failure.
+        """
+        rel = normalize_relative(target)
+        staged_rel = normalize_relative(staged.path)
+        area = self._state("staged", self.execution_id)
+        location = resolve_confined(area, staged_rel, forbid_state=False)
+        destination, origin = self._write_target(rel, prepare=False)
+        return staging.promote_bytes(
+            staged,
+            location,
+            destination,
+            rel,
+            expected_sha256,
+            origin=origin,
+            prepare=lambda: self._make_parents(destination, rel),
+        )
+
+
+def _not_hidden(path: str) -> bool:
+    return not is_hidden_path(path)
+
+
+def _encode(content: str | bytes) -> bytes:
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return bytes(content)
+    raise TypeError(f"content must be str or bytes, not {type(content).__name__}")
