@@ -14,11 +14,11 @@ $(STAMP): requirements-dev.txt $(DISTS)
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m taskctx read \
-		--put-file information=docs/concepts.md \
-		--put-required instruction="Answer from the concepts page only." \
-		--query "what does coverage tell an agent about omitted material?" \
-		--max-chars 8000 --max-blocks 8
+	$(BIN)/python demo/make_sample.py .demo/sample
+	$(BIN)/taskctx read .demo/sample docs \
+		--put-required instruction="Answer from these files only; cite refs." \
+		--query "why does the upload time out after 30 s?" \
+		--max-chars 6000 --max-blocks 12
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -32,4 +32,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

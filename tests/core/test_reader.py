@@ -592,6 +592,8 @@ def test_sections_covered_by_a_delivered_parent(host: PluginHost) -> None:
     package = make_context(host, s=source).reader(consumer="a").read("x")
     assert [b.ref.scope for b in package.blocks] == [None]
     assert {o.reason for o in package.omissions} == {OmissionReason.COVERED_BY_PARENT}
+    cov = package.source_coverage["s"]
+    assert (cov.considered, cov.delivered, cov.status) == (3, 3, CoverageStatus.COMPLETE)
 
 
 class SectionedSource(MemorySource):

@@ -442,8 +442,10 @@ class ContextReader:
         page = assembler.page
         coverage = {}
         delivered: dict[str, int] = {}
-        for delivered_ref in [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]:
-            delivered[delivered_ref.binding] = delivered.get(delivered_ref.binding, 0) + 1
+        held = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
+        held += [o.ref for o in page.omissions if o.reason is OmissionReason.COVERED_BY_PARENT]
+        for held_ref in held:  # a section inside a delivered parent is held by this package
+            delivered[held_ref.binding] = delivered.get(held_ref.binding, 0) + 1
         if entries:
             direct_scan = BindingScan(
                 DIRECT_BINDING,

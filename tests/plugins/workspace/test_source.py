@@ -255,7 +255,7 @@ def test_whole_project_read_is_honest(project: Path) -> None:
     assert {"src/app.py", "README.md", "long.txt", "report.pdf"} <= paths
     assert all(b.completeness is Completeness.COMPLETE for b in package.blocks)
     cov = package.source_coverage["project-files"]
-    assert cov.status is CoverageStatus.PARTIAL  # chunks are covered by their parents
+    assert cov.status is CoverageStatus.PARTIAL  # the image is reference only
     assert {o.reason for o in package.omissions} <= {
         OmissionReason.COVERED_BY_PARENT,
         OmissionReason.REFERENCE_ONLY,

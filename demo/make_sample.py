@@ -1,0 +1,127 @@
+"""Write the demo's sample folder: a PDF, a DOCX, an XLSX, a PPTX and a PNG.
+
+Every file is made with the real libraries (the PDF by hand, as a minimal valid
+PDF with a text layer), so `make demo` reads genuine documents.
+Usage: python demo/make_sample.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from docx import Document
+from openpyxl import Workbook
+from PIL import Image, ImageDraw
+from pptx import Presentation
+from pptx.util import Inches
+
+PAGES = (
+    "Upload incident report. The nightly upload times out after 30 s when the file is "
+    "larger than 2 GB.",
+    "Root cause: the proxy closes idle connections after 30 s; the client sends no "
+    "keep-alive while it hashes the file.",
+)
+
+
+def write_pdf(path: Path, pages: tuple[str, ...]) -> None:
+    """A minimal PDF with one text line per page (Helvetica, standard encoding)."""
+    objects: list[bytes] = []
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    for index, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 9 Tf 36 760 Td ({escaped}) Tj ET".encode("latin-1")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * index} "
+            "0 R /Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+
+
+def write_docx(path: Path) -> None:
+    """A Word document with headings, a table and a footer."""
+    document = Document()
+    document.add_heading("Upload runbook", level=1)
+    document.add_paragraph("Check the proxy idle timeout before retrying a failed upload.")
+    document.add_heading("Limits", level=2)
+    table = document.add_table(rows=2, cols=2)
+    for row, (name, value) in enumerate((("idle timeout", "30 s"), ("max file", "2 GB"))):
+        table.cell(row, 0).text = name
+        table.cell(row, 1).text = value
+    document.sections[0].footer.paragraphs[0].text = "Operations team"
+    document.save(str(path))
+
+
+def write_xlsx(path: Path) -> None:
+    """A workbook with upload timings on one sheet and notes on another."""
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = "Uploads"
+    sheet.append(["date", "size_gb", "seconds", "result"])
+    for day, size, seconds, result in (
+        ("2026-11-20", 1.2, 21, "ok"),
+        ("2026-11-21", 2.4, 30, "timeout"),
+        ("2026-11-22", 2.6, 30, "timeout"),
+    ):
+        sheet.append([day, size, seconds, result])
+    workbook.create_sheet("Notes").append(["timeouts start above 2 GB"])
+    workbook.save(str(path))
+
+
+def write_pptx(path: Path) -> None:
+    """Two slides with a note."""
+    deck = Presentation()
+    for title, body, note in (
+        ("Upload timeouts", "Uploads above 2 GB fail after 30 s", "Seen since the proxy change"),
+        ("Fix", "Send keep-alives while hashing", "Owner: platform team"),
+    ):
+        slide = deck.slides.add_slide(deck.slide_layouts[5])
+        slide.shapes.title.text = title
+        box = slide.shapes.add_textbox(Inches(1), Inches(2), Inches(6), Inches(1))
+        box.text_frame.text = body
+        slide.notes_slide.notes_text_frame.text = note
+    deck.save(str(path))
+
+
+def write_png(path: Path) -> None:
+    """A small chart-like picture (reference only for text consumers)."""
+    image = Image.new("RGB", (120, 60), "white")
+    draw = ImageDraw.Draw(image)
+    for index, height in enumerate((20, 45, 50)):
+        draw.rectangle((10 + 35 * index, 58 - height, 35 + 35 * index, 58), fill="steelblue")
+    image.save(path, format="PNG")
+
+
+def main(argv: list[str]) -> int:
+    """Write the sample folder given as the only argument."""
+    if len(argv) != 1:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    write_pdf(out / "incident.pdf", PAGES)
+    write_docx(out / "runbook.docx")
+    write_xlsx(out / "uploads.xlsx")
+    write_pptx(out / "review.pptx")
+    write_png(out / "chart.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
