@@ -420,7 +420,9 @@ _ZIP_BASED_SUFFIXES = (
     *("docx", "docm", "dotx", "xlsx", "xlsm", "xltx", "pptx", "pptm", "ppsx", "potx"),
     *("odt", "ods", "odp", "epub", "jar", "war", "whl", "apk"),
 )
-_OLE_BASED_SUFFIXES = ("doc", "xls", "ppt", "msi")
+# An encrypted OOXML file (ECMA-376 standard or agile encryption) is an OLE container
+# under its usual name: it keeps its document type so its handler can say "encrypted".
+_OLE_BASED_SUFFIXES = ("doc", "xls", "ppt", "msi", "docx", "docm", "xlsx", "xlsm", "pptx", "pptm")
 
 # --- Table: container formats -> media types whose files are such a container. ----------
 _CONTAINERS: dict[str, frozenset[str]] = {

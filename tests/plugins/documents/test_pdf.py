@@ -102,7 +102,9 @@ def test_failing_page_fails_the_document(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_version_names_the_library() -> None:
-    """The cache key changes with pypdf's version."""
+    """The cache key changes with pypdf's version and with the limits."""
     import pypdf
+    from taskctx_documents.limits import DocumentLimits
 
-    assert PdfHandler().version.endswith(pypdf.__version__)
+    assert f"+pypdf-{pypdf.__version__}+" in PdfHandler().version
+    assert PdfHandler().version != PdfHandler(DocumentLimits(max_bytes=1000)).version

@@ -85,8 +85,9 @@ class DocxHandler:
 
     @property
     def version(self) -> str:
-        """Parse-cache key: this module's format version and the python-docx version."""
-        return f"{FORMAT_VERSION}+python-docx-{docx.__version__}"
+        """Parse-cache key: this module's format version, the python-docx version
+        and the limits (a result under other limits is another cache entry)."""
+        return f"{FORMAT_VERSION}+python-docx-{docx.__version__}+limits-{self.limits.fingerprint()}"
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Body text by heading sections, then headers and footers; ``MediaError`` on failure."""

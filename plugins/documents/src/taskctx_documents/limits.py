@@ -42,6 +42,12 @@ class DocumentLimits(FrozenModel):
     zip_max_members: int = Field(default=100_000, gt=0)
     zip_ratio_grace_bytes: int = Field(default=MIB, ge=0)
 
+    def fingerprint(self) -> str:
+        """A short digest of these limits: part of each handler's parse-cache version."""
+        import hashlib
+
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:8]
+
 
 def check_size(data: bytes, path: str, limits: DocumentLimits) -> None:
     """Raise ``too_large`` when ``data`` is longer than ``limits.max_bytes``."""

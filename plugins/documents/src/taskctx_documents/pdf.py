@@ -40,8 +40,9 @@ class PdfHandler:
 
     @property
     def version(self) -> str:
-        """Parse-cache key: this module's format version and the pypdf version."""
-        return f"{FORMAT_VERSION}+pypdf-{pypdf.__version__}"
+        """Parse-cache key: this module's format version, the pypdf version
+        and the limits (a result under other limits is another cache entry)."""
+        return f"{FORMAT_VERSION}+pypdf-{pypdf.__version__}+limits-{self.limits.fingerprint()}"
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Text of every page, one ``page:N`` section each; ``MediaError`` on failure."""

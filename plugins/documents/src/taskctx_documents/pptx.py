@@ -79,8 +79,9 @@ class PptxHandler:
 
     @property
     def version(self) -> str:
-        """Parse-cache key: this module's format version and the python-pptx version."""
-        return f"{FORMAT_VERSION}+python-pptx-{pptx.__version__}"
+        """Parse-cache key: this module's format version, the python-pptx version
+        and the limits (a result under other limits is another cache entry)."""
+        return f"{FORMAT_VERSION}+python-pptx-{pptx.__version__}+limits-{self.limits.fingerprint()}"
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Every slide's text and notes, one ``slide:N`` section each; ``MediaError`` on failure."""

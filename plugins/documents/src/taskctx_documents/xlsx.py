@@ -67,8 +67,11 @@ class XlsxHandler:
 
     @property
     def version(self) -> str:
-        """Parse-cache key: this module's format version and the openpyxl version."""
-        return f"{FORMAT_VERSION}+openpyxl-{openpyxl.__version__}"
+        """Parse-cache key: this module's format version, the openpyxl version
+        and the limits (a result under other limits is another cache entry)."""
+        return (
+            f"{FORMAT_VERSION}+openpyxl-{openpyxl.__version__}+limits-{self.limits.fingerprint()}"
+        )
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Every sheet's rows, one ``sheet:<name>`` section each; ``MediaError`` on failure."""
