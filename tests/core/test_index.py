@@ -222,3 +222,24 @@ def test_concurrent_syncs_apply_a_change_once(tmp_path: Path) -> None:
     asyncio.run(race())
     assert len(provider.partition.applied) == 1
     assert source.enumerations == 1
+
+
+def test_sections_keep_document_order() -> None:
+    """Sections with positions sort in document order, not by their scope names."""
+    from taskctx.index import SortedDescriptors
+
+    def section(scope: str | None, position: int | None) -> SourceDescriptor:
+        return SourceDescriptor(path="a.docx", scope=scope, position=position, content_version="v")
+
+    view = SortedDescriptors(
+        [section("section:Zeta", 0), section("section:(headers)", 2), section(None, None)]
+    )
+    view.upsert(section("section:Alpha", 1))
+    assert [d.scope for d in view.items] == [
+        None,
+        "section:Zeta",
+        "section:Alpha",
+        "section:(headers)",
+    ]
+    view.remove("a.docx", "section:Alpha")
+    assert [d.scope for d in view.items] == [None, "section:Zeta", "section:(headers)"]

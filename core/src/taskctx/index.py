@@ -67,8 +67,11 @@ def _natural(text: str | None) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
 
 
-def _order_key(path: str, scope: str | None) -> tuple[Any, ...]:
-    return (path, scope is not None, _natural(scope))
+def _order_key(descriptor: SourceDescriptor) -> tuple[Any, ...]:
+    """Path, then the whole item, then its sections in document order (or natural order)."""
+    scope = descriptor.scope
+    position = descriptor.position if descriptor.position is not None else -1
+    return (descriptor.path, scope is not None, position, _natural(scope))
 
 
 class SortedDescriptors:
@@ -77,19 +80,24 @@ class SortedDescriptors:
     One change costs a binary search and a list insert, not a re-sort of everything.
     """
 
-    __slots__ = ("items", "keys")
+    __slots__ = ("items", "keys", "order")
 
     def __init__(self, descriptors: Iterable[SourceDescriptor] = ()) -> None:
-        pairs = sorted(((_order_key(*d.key), d) for d in descriptors), key=lambda p: p[0])
+        pairs = sorted(((_order_key(d), d) for d in descriptors), key=lambda p: p[0])
         self.keys: list[tuple[Any, ...]] = [key for key, _ in pairs]
         self.items: list[SourceDescriptor] = [d for _, d in pairs]
+        self.order: dict[DescriptorKey, tuple[Any, ...]] = {
+            d.key: key for key, d in zip(self.keys, self.items, strict=True)
+        }
 
     def __len__(self) -> int:
         return len(self.items)
 
     def upsert(self, descriptor: SourceDescriptor) -> None:
         """Insert ``descriptor`` at its place, or replace the one with its key."""
-        key = _order_key(*descriptor.key)
+        self.remove(*descriptor.key)
+        key = _order_key(descriptor)
+        self.order[descriptor.key] = key
         index = bisect.bisect_left(self.keys, key)
         if index < len(self.keys) and self.keys[index] == key:
             self.items[index] = descriptor
@@ -99,7 +107,9 @@ class SortedDescriptors:
 
     def remove(self, path: str, scope: str | None) -> None:
         """Remove the descriptor with this key, if present."""
-        key = _order_key(path, scope)
+        key = self.order.pop((path, scope), None)
+        if key is None:
+            return
         index = bisect.bisect_left(self.keys, key)
         if index < len(self.keys) and self.keys[index] == key:
             del self.keys[index]
@@ -208,9 +218,7 @@ class PartitionState:
         memo_key = filters.model_dump_json(exclude={"bindings"})
         cached = self._filtered.get(memo_key)
         if cached is None:
-            view = SortedDescriptors()
-            view.items = [d for d in self.structure.items if passes_filters(d, filters)]
-            view.keys = [_order_key(*d.key) for d in view.items]
+            view = SortedDescriptors(d for d in self.structure.items if passes_filters(d, filters))
             cached = (filters, view)
             self._filtered[memo_key] = cached
         return cached[1].items

@@ -251,6 +251,8 @@ class SourceDescriptor(FrozenModel):
     role: str | None = None
     metadata: Mapping[str, Any] = Field(default_factory=dict)
     problem: Problem | None = None
+    position: int | None = None
+    """Order of a section among its item's sections (document order); None sorts by scope."""
 
     @property
     def key(self) -> tuple[str, str | None]:

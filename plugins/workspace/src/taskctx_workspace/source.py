@@ -166,11 +166,12 @@ class WorkspaceSource:
             sections = markdown_sections(text) if decision.media_type == "text/markdown" else ()
             yield SourceDescriptor(**base, chars=len(text), sections=sections)
             if len(text) > self.chunk_chars:
-                for chunk in self._text_parts(text, sections):
+                for position, chunk in enumerate(self._text_parts(text, sections)):
                     yield SourceDescriptor(
                         **{**base, "title": f"{title}: {chunk.title}"},
                         chars=chunk.chars,
                         scope=chunk.scope,
+                        position=position,
                     )
             return
         if decision.media_class is MediaClass.DOCUMENT:
@@ -188,12 +189,13 @@ class WorkspaceSource:
                 chars=len(parsed.text),
                 sections=parsed.sections,
             )
-            for section in parsed.sections:
+            for position, section in enumerate(parsed.sections):
                 yield SourceDescriptor(
                     **{**base, "title": f"{title}: {section.title}"},
                     representation=Representation.PARSED_TEXT,
                     chars=section.chars,
                     scope=section.scope,
+                    position=position,
                 )
             return
         yield SourceDescriptor(**base, representation=Representation.REFERENCE_ONLY)
