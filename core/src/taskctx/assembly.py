@@ -237,7 +237,10 @@ class PageAssembler:
             )
             self.omit(candidate, reason, candidate.problem.message)
             self._diagnose(
-                candidate.problem.code, candidate.problem.message, candidate, Severity.INFO
+                candidate.problem.code,
+                candidate.problem.message,
+                candidate,
+                Severity.WARNING if candidate.required else Severity.INFO,
             )
             return None
         decision = classify(candidate.ref.path, candidate.media_type)
@@ -256,7 +259,7 @@ class PageAssembler:
                 f"{candidate.ref.path}: no installed FileIOHandler parses "
                 f"{decision.media_type} (install taskctx-documents)",
                 candidate,
-                Severity.INFO,
+                Severity.WARNING if candidate.required else Severity.INFO,
             )
         else:
             self.omit(
