@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import reader
+from bench import documents, reader, workspace
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -40,6 +40,18 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         description=reader.DESCRIPTION,
         run=reader.run,
         summary=reader.summary_lines,
+    ),
+    Benchmark(
+        name=workspace.NAME,
+        description=workspace.DESCRIPTION,
+        run=workspace.run,
+        summary=workspace.summary_lines,
+    ),
+    Benchmark(
+        name=documents.NAME,
+        description=documents.DESCRIPTION,
+        run=documents.run,
+        summary=documents.summary_lines,
     ),
 )
 

@@ -1,12 +1,14 @@
-"""The reader benchmark runs in quick mode and writes a well-formed JSON result."""
+"""The benchmarks run in quick mode and write well-formed JSON results."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench import documents, workspace
 from bench.reader import PHASES, QUICK
 from bench.registry import by_name
 from bench.runner import main
@@ -93,3 +95,202 @@ def test_unknown_benchmark_is_refused(capsys: pytest.CaptureFixture[str]) -> Non
         main(["--only", "no-such-benchmark"])
     assert exited.value.code == 2
     assert "no-such-benchmark" in capsys.readouterr().err
+
+
+# -- workspace benchmark ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workspace_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The JSON the workspace benchmark writes in quick mode."""
+    out = tmp_path_factory.mktemp("bench-results")
+    assert main(["--quick", "--only", "workspace", "--out", str(out)]) == 0
+    data: dict[str, Any] = json.loads((out / "workspace.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_registry_lists_the_new_benchmarks() -> None:
+    """The workspace and documents benchmarks are registered under their names."""
+    assert {"workspace", "documents"} <= by_name().keys()
+
+
+def test_workspace_result_has_the_expected_keys(workspace_result: dict[str, Any]) -> None:
+    """The workspace result names its parameters, machine, commit, notes, timings and counts."""
+    expected = {
+        "benchmark",
+        "schema_version",
+        "created_utc",
+        "quick",
+        "params",
+        "machine",
+        "git",
+        "notes",
+        "timings",
+        "ratios",
+        "targets",
+        "checks",
+        "source_calls_by_round",
+        "packages_last_round",
+    }
+    assert expected <= workspace_result.keys()
+    assert workspace_result["benchmark"] == "workspace"
+    assert workspace_result["quick"] is True
+    assert workspace_result["notes"]
+
+
+def test_workspace_quick_mode_uses_quick_sizes(workspace_result: dict[str, Any]) -> None:
+    """Quick mode generates the small folder of 2-4 KB files and runs few rounds."""
+    params = workspace_result["params"]
+    assert params["files"] == workspace.QUICK.files
+    assert params["rounds"] == workspace.QUICK.rounds
+    assert sum(params["files_by_suffix"].values()) == params["files"]
+    assert {"txt", "md", "py"} <= params["files_by_suffix"].keys()
+    assert 2048 <= params["bytes_min"] <= params["bytes_max"] <= 4096
+    assert params["index_provider"] == "structural"
+
+
+def test_workspace_every_phase_has_positive_timings(workspace_result: dict[str, Any]) -> None:
+    """Every phase has one positive sample per round and consistent statistics."""
+    rounds = workspace_result["params"]["rounds"]
+    for phase in workspace.PHASES:
+        timing = workspace_result["timings"][phase]
+        assert len(timing["samples_s"]) == rounds
+        assert all(sample > 0 for sample in timing["samples_s"])
+        assert 0 < timing["min_s"] <= timing["median_s"] <= timing["max_s"]
+
+
+def test_workspace_ratios_and_targets_are_reported(workspace_result: dict[str, Any]) -> None:
+    """Every phase has a ratio to cold; warm and one-change are judged, not in quick runs."""
+    ratios = workspace_result["ratios"]
+    assert set(ratios) == {f"{phase}_over_cold" for phase in workspace.PHASES[1:]}
+    assert all(ratio > 0 for ratio in ratios.values())
+    targets = workspace_result["targets"]
+    assert targets["max_ratio"] == pytest.approx(0.05)
+    assert set(targets["judged"]) == {"warm_over_cold", "one_change_over_cold"}
+    assert targets["met"] is None
+
+
+def test_workspace_counts_show_the_work_of_each_phase(workspace_result: dict[str, Any]) -> None:
+    """Cold describes every file, warm none, one change exactly one; checks hold."""
+    assert all(workspace_result["checks"].values()), workspace_result["checks"]
+    files = workspace_result["params"]["files"]
+    for calls in workspace_result["source_calls_by_round"]:
+        assert calls["cold"]["files_described"] == files
+        assert calls["cold"]["enumeration_pages"] >= 1
+        assert calls["warm"]["files_described"] == 0
+        assert calls["one_change"]["files_described"] == 1
+        assert calls["cold_kept_workspace_state"]["files_described"] == files
+        assert all(c["hashed_by_digest_cache"] >= 0 for c in calls.values())
+    for phase in workspace.PHASES:
+        assert workspace_result["packages_last_round"][phase]["blocks"] > 0
+
+
+# -- documents benchmark ---------------------------------------------------------------------
+
+
+def _sample_documents(folder: Path) -> Path:
+    """A small DOCX, XLSX and PPTX made with the libraries themselves."""
+    import docx
+    import openpyxl
+    import pptx
+
+    folder.mkdir(parents=True, exist_ok=True)
+    document = docx.Document()
+    document.add_heading("Upload limits", level=1)
+    document.add_paragraph("Uploads time out after 30 s when the index is rebuilt.")
+    document.save(str(folder / "sample.docx"))
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(["setting", "value"])
+    sheet.append(["timeout", 30])
+    workbook.save(folder / "sample.xlsx")
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    title = slide.shapes.title
+    assert title is not None
+    title.text = "Upload retries"
+    presentation.save(str(folder / "sample.pptx"))
+    (folder / "notes.txt").write_text("not a document with a handler\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def documents_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The documents benchmark in quick mode over three generated documents."""
+    folder = _sample_documents(tmp_path_factory.mktemp("bench-docs"))
+    return documents.run_documents(documents.QUICK, docs_dir=folder, quick=True)
+
+
+def test_documents_result_has_the_expected_keys(documents_result: dict[str, Any]) -> None:
+    """The documents result has aggregates, exclusions, targets, checks and per-document rows."""
+    expected = {
+        "benchmark",
+        "schema_version",
+        "created_utc",
+        "quick",
+        "skipped",
+        "params",
+        "machine",
+        "git",
+        "notes",
+        "aggregates",
+        "excluded",
+        "handler_extracts_more",
+        "targets",
+        "checks",
+        "documents",
+    }
+    assert expected <= documents_result.keys()
+    assert documents_result["benchmark"] == "documents"
+    assert documents_result["skipped"] is False
+    assert documents_result["params"]["without_handler"] == ["notes.txt"]
+    assert {"handler_over_raw", "first_over_cached"} == documents_result["aggregates"].keys()
+    assert documents_result["targets"]["met"] is None
+
+
+def test_documents_rows_have_positive_timings(documents_result: dict[str, Any]) -> None:
+    """Each document has one positive sample per phase and round, and ratios."""
+    rows = documents_result["documents"]
+    assert {row["format"] for row in rows} == {"docx", "xlsx", "pptx"}
+    rounds = documents.QUICK.rounds
+    for row in rows:
+        assert row["raw_ok"] is True
+        assert row["handler_outcome"] == "parsed"
+        assert row["read_representation"] == "parsed_text"
+        for phase in documents.PHASES:
+            timing = row["timings"][phase]
+            assert len(timing["samples_s"]) == rounds
+            assert all(sample > 0 for sample in timing["samples_s"])
+        assert row["handler_over_raw"] > 0
+        assert row["first_over_cached"] > 0
+    assert all(documents_result["checks"].values()), documents_result["checks"]
+    for aggregate in documents_result["aggregates"].values():
+        assert aggregate["documents"] == len(rows)
+        assert aggregate["total_ratio"] > 0
+        assert aggregate["median_ratio"] > 0
+
+
+def test_documents_skip_cleanly_without_the_folder(tmp_path: Path) -> None:
+    """A missing documents folder gives a skipped result, not an error."""
+    missing = tmp_path / "no-such-docs"
+    result = documents.run_documents(documents.QUICK, docs_dir=missing, quick=True)
+    assert result["benchmark"] == "documents"
+    assert result["skipped"] is True
+    assert str(missing) in result["reason"]
+    assert result["targets"]["met"] is None
+    assert result["checks"] == {}
+    assert documents.summary_lines(result) == [f"skipped: {result['reason']}"]
+    json.dumps(result)  # JSON-safe
+
+
+def test_documents_quick_run_through_the_runner(tmp_path: Path) -> None:
+    """``--quick --only documents`` writes a result, measured or skipped (eval folder absent)."""
+    assert main(["--quick", "--only", "documents", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "documents.json").read_text(encoding="utf-8"))
+    assert data["benchmark"] == "documents"
+    if data["skipped"]:
+        assert "absent" in data["reason"]
+    else:
+        assert 0 < data["params"]["documents"] <= len(documents.QUICK_KINDS)
+        assert all(data["checks"].values()), data["checks"]

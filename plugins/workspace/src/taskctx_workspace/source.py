@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import marshal
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
 
 if TYPE_CHECKING:
-    from taskctx_workspace.workspace import FileStat, TaskWorkspace
+    from taskctx_workspace.workspace import TaskWorkspace
 
 __all__ = ["DEFAULT_CHUNK_CHARS", "WorkspaceSource"]
 
@@ -44,16 +45,10 @@ KEPT_SCANS = 8
 """How many recent revisions ``async_changes`` can diff against."""
 
 
-def _stamp(stat: FileStat) -> Stamp:
-    return (stat.size, stat.mtime_ns, stat.ino, stat.ctime_ns)
-
-
 def _revision_of(stamps: Mapping[str, Stamp]) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(stamps):
-        digest.update(path.encode("utf-8", "surrogateescape"))
-        digest.update(repr(stamps[path]).encode())
-    return "ws-" + digest.hexdigest()[:24]
+    # marshal of the sorted stamps is one C call, stable across processes and versions of
+    # Python that share marshal format 4; per-file formatting cost more than the walk
+    return "ws-" + hashlib.sha256(marshal.dumps(sorted(stamps.items()))).hexdigest()[:24]
 
 
 def line_chunks(text: str, chunk_chars: int) -> list[SectionInfo]:
@@ -109,6 +104,7 @@ class WorkspaceSource:
         self.identity = f"task_workspace:{workspace.root}"
         self._files: dict[str, _FileView] = {}
         self._scans: dict[str, dict[str, Stamp]] = {}
+        self._latest: _Scan | None = None
         self._listing: tuple[str, list[SourceDescriptor]] | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -118,10 +114,9 @@ class WorkspaceSource:
     # -- revisions ---------------------------------------------------------------
 
     def _walk(self) -> _Scan:
-        stamps = {
-            stat.path: _stamp(stat) for stat in self.workspace.iter_entries(include_hidden=True)
-        }
+        stamps = self.workspace.stamps()
         scan = _Scan(_revision_of(stamps), stamps)
+        self._latest = scan
         self._scans[scan.revision] = stamps
         while len(self._scans) > KEPT_SCANS:  # oldest first: dicts keep insertion order
             del self._scans[next(iter(self._scans))]
@@ -224,8 +219,16 @@ class WorkspaceSource:
         """Descriptors of the current files in path order; the cursor is an offset."""
 
         def page() -> DescriptorPage:
-            scan = self._walk()
-            listing = self._descriptors_at(scan)
+            listed = self._listing
+            if (
+                request.cursor is not None
+                and listed is not None
+                and (request.revision in (None, listed[0]))
+            ):
+                revision, listing = listed  # a later page of the enumeration in progress
+            else:
+                scan = self._walk()
+                revision, listing = scan.revision, self._descriptors_at(scan)
             if request.path_prefix:
                 listing = [d for d in listing if d.path.startswith(request.path_prefix)]
             start = _offset(request.cursor)
@@ -233,7 +236,7 @@ class WorkspaceSource:
             end = start + len(chunk)
             return DescriptorPage(
                 descriptors=tuple(chunk),
-                revision=scan.revision,
+                revision=revision,
                 next_cursor=str(end) if end < len(listing) else None,
                 total=len(listing),
             )
@@ -247,12 +250,10 @@ class WorkspaceSource:
             before = self._scans.get(since)
             if before is None:
                 return None
-            scan = self._walk()
-            changed = [
-                path
-                for path in sorted(set(before) | set(scan.stamps))
-                if before.get(path) != scan.stamps.get(path)
-            ]
+            # the walk that pinned the revision a moment ago is the current state
+            scan = self._latest if self._latest is not None else self._walk()
+            now = scan.stamps
+            changed = sorted({path for path, _ in now.items() ^ before.items()})
             for path in changed:  # the old descriptors must be the ones seen at `since`
                 view = self._files.get(path)
                 if path in before and (view is None or view.stamp != before[path]):

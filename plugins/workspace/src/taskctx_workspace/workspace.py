@@ -61,6 +61,7 @@ from taskctx_workspace.results import (
     text_result,
 )
 from taskctx_workspace.walk import ErrorHandler, walk
+from taskctx_workspace.walk import stamps as walk_stamps
 
 if TYPE_CHECKING:
     from taskctx_workspace.source import WorkspaceSource
@@ -372,6 +373,10 @@ class TaskWorkspace:
         be read is reported to ``on_error``.
         """
         return walk(self.root, include_hidden=include_hidden, prefix=prefix, on_error=on_error)
+
+    def stamps(self) -> dict[str, tuple[int, int, int, int]]:
+        """Every file's (size, mtime_ns, inode, ctime_ns), hidden files included: one stat walk."""
+        return walk_stamps(self.root, include_hidden=True)
 
     def stamp_digest(self, rel_path: str, stat: FileStat | os.stat_result) -> str:
         """The sha256 of an external file, from the cache when ``stat``'s stamp matches."""
