@@ -187,7 +187,8 @@ class _StepClock:
     ("handler", "data", "path", "where"),
     [
         (PdfHandler(STEP), make_pdf(["a"] * 5), "a.pdf", "page 2 of 5"),
-        (XlsxHandler(STEP), make_xlsx(), "a.xlsx", "row 2 of sheet 'Data'"),
+        # rows are checked every CLOCK_EVERY_ROWS (64): the second check is at row 65
+        (XlsxHandler(STEP), make_xlsx(), "a.xlsx", "row 65 of sheet 'Data'"),
         (PptxHandler(STEP), make_pptx(), "a.pptx", "slide 2 of 2"),
         (DocxHandler(STEP), make_docx(), "a.docx", "paragraph or table row 2"),
     ],
