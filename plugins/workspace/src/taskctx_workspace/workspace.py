@@ -302,29 +302,37 @@ class TaskWorkspace:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be >= 0 or None, not {limit}")
         rel = normalize_relative(path)
-        real, _, found = self._locate(rel, origin)
-        data = staging.read_whole(real, rel)
-        digest = _sha256(data)
-        decision = classify(rel, head=data[:HEAD_BYTES])
+        real, st, found = self._locate(rel, origin)
+        decision = classify(rel, head=self._head(real, rel))
         facts: dict[str, Any] = {
             "path": rel,
-            "sha256": digest,
-            "size": len(data),
+            "size": st.st_size,
             "media_type": decision.media_type,
             "origin": found,
         }
         if decision.media_class is MediaClass.TEXT:
+            data = staging.read_whole(real, rel)  # the digest is of exactly these bytes
+            facts.update(sha256=_sha256(data), size=len(data))
             try:
                 text = decode_text(data)
             except MediaError as exc:
                 return reference_only(facts, Problem(code="invalid_text", message=f"{rel}: {exc}"))
             return text_result(facts, text, limit, Representation.TEXT)
+        # documents and binaries: the digest by stamp, the bytes only on a parse-cache miss
+        digest = (
+            self.stamp_digest(rel, st)
+            if found == "external"
+            else _sha256(staging.read_whole(real, rel))
+        )
+        facts["sha256"] = digest
         if decision.media_class is MediaClass.DOCUMENT:
             handler = self.file_io_handler_for(rel, decision.media_type)
             if handler is None:
                 return reference_only(facts, handler_missing(rel, decision.media_type))
             try:
-                parsed = self._parses().parsed(digest, handler, rel, lambda: data)
+                parsed = self._parses().parsed(
+                    digest, handler, rel, lambda: staging.read_whole(real, rel)
+                )
             except MediaError as exc:
                 return reference_only(facts, Problem(code=exc.code, message=str(exc)))
             result = text_result(facts, parsed.text, limit, Representation.PARSED_TEXT)
