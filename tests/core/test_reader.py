@@ -811,3 +811,27 @@ def test_descriptor_problem_becomes_a_diagnostic(host: PluginHost) -> None:
         ("secret.pdf", OmissionReason.UNSUPPORTED_MEDIA)
     ]
     assert [d.code for d in package.diagnostics] == ["encrypted"]
+
+
+def test_ranked_results_page_past_the_search_window() -> None:
+    """A lexical ranking longer than one search window pages to its end, each item once."""
+    from tests.core.test_index import RecordingProvider
+
+    provider = RecordingProvider()
+
+    class Plugin:
+        @hookimpl
+        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
+            register(provider)
+
+    host = PluginHost(allow=[])
+    host.register(Plugin(), name="recording")
+    ctx = make_context(host, mem=MemorySource(numbered(260, chars=20)))
+    assert ctx.index_provider is provider
+    pages = all_pages(
+        ctx, ContextReadIntent(query="item"), ContextBudget(max_chars=10_000, max_blocks=25)
+    )
+    paths = [b.ref.path for p in pages for b in p.blocks]
+    assert len(paths) == len(set(paths)) == 260
+    assert pages[0].source_coverage["mem"].enumeration.value == "ranked"
+    assert all(p.source_coverage["mem"].considered == 260 for p in pages)

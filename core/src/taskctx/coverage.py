@@ -29,6 +29,8 @@ class BindingScan:
     reasons: list[str] = attrs.field(factory=list)
     detail: str | None = None
     explicit_outside: int = 0
+    truncated: bool = False
+    warnings: list[str] = attrs.field(factory=list)
 
 
 def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:

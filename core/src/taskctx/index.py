@@ -177,6 +177,9 @@ class CandidateSet:
     enumeration: Enumeration
     searchable: bool = True
     reasons: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    truncated: bool = False
+    """True when more matches exist than ``descriptors`` holds (ranked up to a limit)."""
 
 
 INCREMENTAL_LIMIT = 1000
@@ -383,9 +386,17 @@ class ContextIndex:
         state.partition.apply(documents, [doc_id_of(*key) for key in deletes])
 
     def candidates(
-        self, state: PartitionState, query: str, filters: ContextFilters
+        self,
+        state: PartitionState,
+        query: str,
+        filters: ContextFilters,
+        limit: int | None = None,
     ) -> CandidateSet:
-        """Candidates in rank order (lexical providers) or structural order (no query/ranker)."""
+        """Candidates in rank order (lexical providers) or structural order (no query/ranker).
+
+        ``limit`` bounds how many ranked hits are asked of the provider; the set says
+        ``truncated`` when more matched, so a later page asks again with a larger limit.
+        """
         in_scope = state.filtered(filters)
         structural = state.provider.kind == "structural"
         if structural or not query.strip():
@@ -402,7 +413,7 @@ class ContextIndex:
         restrict = (
             None if len(in_scope) == len(state.ordered) else [doc_id_of(*d.key) for d in in_scope]
         )
-        result = state.partition.search(query, restrict, None)
+        result = state.partition.search(query, restrict, limit)
         ranked: list[SourceDescriptor] = []
         scores: list[float] = []
         for hit in result.hits:
@@ -417,6 +428,10 @@ class ContextIndex:
             enumeration=Enumeration.RANKED,
             searchable=result.searchable,
             reasons=(*state.enumeration_reasons, *result.reasons),
+            warnings=result.warnings,
+            truncated=limit is not None
+            and len(result.hits) >= limit
+            and (result.considered is None or result.considered > len(result.hits)),
         )
 
     def close(self) -> None:

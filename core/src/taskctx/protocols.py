@@ -193,12 +193,17 @@ class SearchHit(FrozenModel):
 
 
 class SearchResult(FrozenModel):
-    """Ranked hits, how many matched, and whether the query could be searched at all."""
+    """Ranked hits, how many matched, and whether the query could be searched at all.
+
+    ``reasons`` are coverage codes (``query_not_searchable``, ...); ``warnings`` are
+    messages the reader turns into diagnostics (a fused provider that lost a member).
+    """
 
     hits: tuple[SearchHit, ...]
     considered: int | None
     searchable: bool = True
     reasons: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -54,6 +54,11 @@ __all__ = ["ContextReader"]
 CURSOR_PURPOSE = "taskctx.reader.v1"
 
 
+def search_window(max_blocks: int) -> int:
+    """How many ranked hits past the page's start a read asks of a lexical provider."""
+    return max(200, 8 * max_blocks)
+
+
 Segment = tuple["SourceBinding", Sequence[SourceDescriptor], "Sequence[float] | None"]
 
 
@@ -298,7 +303,7 @@ class ContextReader:
     # -- candidates ----------------------------------------------------------------
 
     async def _scan_binding(
-        self, binding: SourceBinding, intent: ContextReadIntent, allow_repin: bool
+        self, binding: SourceBinding, intent: ContextReadIntent, allow_repin: bool, limit: int
     ) -> tuple[BindingScan, Segment | None]:
         assert self._snapshot is not None
         scan = BindingScan(binding.binding_id, binding.kind)
@@ -360,7 +365,9 @@ class ContextReader:
             scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
             scan.detail = f"{type(exc).__name__}: {exc}"
             return scan, None
-        found = self.context.index.candidates(state, intent.query, intent.filters)
+        found = self.context.index.candidates(state, intent.query, intent.filters, limit)
+        scan.truncated = found.truncated
+        scan.warnings.extend(found.warnings)
         descriptors, scores = found.descriptors, found.scores
         if intent.roles:
             keep = [
@@ -391,8 +398,9 @@ class ContextReader:
     ) -> ContextPackage:
         context = self.context
         bindings = list(context.bindings.values())
+        limit = position + search_window(self.budget.max_blocks)
         scans = await asyncio.gather(
-            *(self._scan_binding(b, intent, allow_repin) for b in bindings)
+            *(self._scan_binding(b, intent, allow_repin, limit) for b in bindings)
         )
         assert self._snapshot is not None
         entries = list(context.entries.values())
@@ -440,6 +448,12 @@ class ContextReader:
         else:
             await assembler.add_optional(ranked, position)
         page = assembler.page
+        if (
+            page.next_position is None
+            and intent.optional_selection != "none"
+            and any(scan.truncated for scan, _ in scans)
+        ):
+            page.next_position = len(ranked)  # the ranking goes on: ask for more next page
         coverage = {}
         delivered: dict[str, int] = {}
         held = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
@@ -460,6 +474,10 @@ class ContextReader:
             if scan.considered is not None:
                 scan.considered += scan.explicit_outside
             coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
+            diagnostics.extend(
+                Diagnostic(code="index_degraded", message=warning, binding_id=scan.binding_id)
+                for warning in scan.warnings
+            )
             if scan.outcome is CoverageOutcome.UNAVAILABLE:
                 diagnostics.append(
                     Diagnostic(
