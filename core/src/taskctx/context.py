@@ -237,13 +237,18 @@ class TaskContext:
             del self.entries[ref.path]
         self._revision = None
 
-    def configure_index(self, provider: str | None = None, *, profile: str = "default") -> None:
-        """Choose the index provider by name (``structural``, ``fts``, ...) and profile."""
+    def configure_index(
+        self, provider: str | IndexProvider | None = None, *, profile: str = "default"
+    ) -> None:
+        """Choose the index provider (a name such as ``fts``, or a provider object such
+        as a ``FusedProvider``) and the profile. None: the default lexical provider."""
         if provider is None or provider == "structural":
             lexical = None if provider == "structural" else self.host.default_lexical_provider()
             self.index_provider = lexical if lexical is not None else StructuralProvider()
-        else:
+        elif isinstance(provider, str):
             self.index_provider = self.host.index_provider(provider)
+        else:
+            self.index_provider = provider
         self.index_profile = profile
         self._revision = None
 

@@ -365,7 +365,13 @@ class ContextReader:
             scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
             scan.detail = f"{type(exc).__name__}: {exc}"
             return scan, None
-        found = self.context.index.candidates(state, intent.query, intent.filters, limit)
+        try:
+            found = self.context.index.candidates(state, intent.query, intent.filters, limit)
+        except Exception as exc:  # the index provider is a plugin: report, do not sink
+            scan.outcome = CoverageOutcome.UNAVAILABLE
+            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
+            scan.detail = f"index search failed: {type(exc).__name__}: {exc}"
+            return scan, None
         scan.truncated = found.truncated
         scan.warnings.extend(found.warnings)
         descriptors, scores = found.descriptors, found.scores
