@@ -243,3 +243,29 @@ def test_sections_keep_document_order() -> None:
     ]
     view.remove("a.docx", "section:Alpha")
     assert [d.scope for d in view.items] == [None, "section:Zeta", "section:(headers)"]
+
+
+def test_sync_reports_say_what_was_indexed(tmp_path: Path) -> None:
+    """Each sync reports its mode and how many documents it added, updated and removed."""
+    from taskctx import PluginHost, TaskContext
+
+    source = MemorySource(numbered(5), identity="mem:report")
+    ctx = TaskContext("t", host=PluginHost(allow=[]), state_dir=tmp_path)
+    ctx.configure_index(RecordingProvider())
+    ctx.attach(source, binding_id="mem")
+    seen: list[tuple[str, int, int]] = []
+    first = ctx.sync_index(lambda b, done, total: seen.append((b, done, total)))["mem"]
+    assert (first.mode, first.added, first.updated, first.removed) == ("diff", 5, 0, 0)
+    assert seen[-1] == ("mem", 5, 5)
+    assert ctx.sync_index()["mem"].mode == "warm"
+    source.put("item-00001.txt", "changed")
+    source.delete("item-00002.txt")
+    source.put("new.txt", "new")
+    third = ctx.sync_index()["mem"]
+    assert (third.mode, third.added, third.updated, third.removed, third.unchanged) == (
+        "journal",
+        1,
+        1,
+        1,
+        3,
+    )

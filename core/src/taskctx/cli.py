@@ -8,6 +8,7 @@ also appear in ``taskctx plugins``).
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from collections.abc import Iterable
 
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from taskctx.errors import PluginLoadWarning, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
 
-__all__ = ["load_host", "main", "plugins_command", "read_command"]
+__all__ = ["index_command", "load_host", "main", "plugins_command", "read_command"]
 
 
 def load_host() -> PluginHost:
@@ -250,3 +251,52 @@ def read_command(
         raise click.ClickException(str(exc)) from exc
     for package in packages:
         click.echo(package.model_dump_json(indent=2) if as_json else package.render())
+
+
+@main.command("index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.option(
+    "--provider",
+    default=None,
+    help="Index provider name (default: the installed lexical provider, e.g. fts).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the sync reports as JSON.")
+def index_command(paths: tuple[str, ...], provider: str | None, as_json: bool) -> None:
+    """Build or update the index of each folder (a task workspace) and say what changed.
+
+    Indexes live under each folder's .taskctx/index/ and are updated incrementally:
+    a second run re-indexes only files whose content changed.
+    """
+    from taskctx.context import TaskContext
+
+    try:
+        ctx = TaskContext("index", host=load_host())
+        ctx.configure_index(provider)
+        for number, path in enumerate(paths, start=1):
+            source = ctx.host.source("task_workspace", root=path, mode="read_only")
+            ctx.attach(source, binding_id=f"folder-{number}")
+        err = sys.stderr
+        interactive = err.isatty()
+
+        def progress(binding_id: str, done: int, total: int) -> None:
+            if interactive and (done == total or done % 50 == 0):
+                end = "\n" if done == total else ""
+                click.echo(f"\rindexing {binding_id}: {done}/{total}", file=err, nl=False)
+                click.echo(end, file=err, nl=False)
+
+        reports = ctx.sync_index(progress)
+    except (TaskCtxError, OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    rows = [
+        {"path": paths[n], "provider": ctx.index_provider.name, **report.model_dump()}
+        for n, report in enumerate(reports.values())
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(
+            f"{row['path']}: {row['provider']} index ({row['mode']}) added {row['added']}, "
+            f"updated {row['updated']}, removed {row['removed']}, unchanged {row['unchanged']} "
+            f"in {row['seconds']:.2f} s"
+        )

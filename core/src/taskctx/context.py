@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +12,13 @@ import attrs
 
 from taskctx.cursor import default_state_dir, load_or_create_key
 from taskctx.errors import MediaError, PolicyError, TaskCtxError
-from taskctx.index import ContextIndex, StructuralProvider
+from taskctx.index import (
+    ContextIndex,
+    PartitionState,
+    StructuralProvider,
+    SyncReport,
+    TextLoader,
+)
 from taskctx.media import MediaClass, classify, decode_text
 from taskctx.model import (
     BINDING_ID_PATTERN,
@@ -23,9 +29,10 @@ from taskctx.model import (
     FrozenModel,
     ReaderState,
     SectionInfo,
+    SourceDescriptor,
 )
 from taskctx.policy import RunConfiguration
-from taskctx.protocols import ContextSource, IndexProvider
+from taskctx.protocols import ContextSource, IndexProvider, PartitionKey
 from taskctx.sections import markdown_sections
 
 if TYPE_CHECKING:
@@ -288,6 +295,69 @@ class TaskContext:
                 )
             )
         return tuple(entries)
+
+    # -- index --------------------------------------------------------------------
+
+    def partition_state(self, binding: SourceBinding) -> PartitionState:
+        """The index partition of ``binding`` under the current provider and profile."""
+        provider = self.index_provider
+        key = PartitionKey(
+            binding_id=binding.binding_id,
+            source_identity=binding.identity or f"object:{id(binding.source)}",
+            profile=self.index_profile,
+            provider=provider.name,
+            provider_version=str(getattr(provider, "version", "1")),
+        )
+        home = getattr(binding.source, "index_directory", None)
+        return self.index.state(
+            key,
+            provider,
+            persistent=binding.identity is not None,
+            home=Path(home) if home is not None else None,
+        )
+
+    def text_loader(self, binding: SourceBinding) -> TextLoader:
+        """Reads a descriptor's whole text for a provider that indexes text (None if not text)."""
+        from taskctx.readback import Readback, candidate_of
+
+        readback = Readback(self)
+
+        async def load_text(descriptor: SourceDescriptor) -> str | None:
+            candidate = candidate_of(binding, descriptor, None)
+            if not readback.is_text(candidate):
+                return None
+            return (await readback.read(candidate, None)).text
+
+        return load_text
+
+    async def async_sync_index(
+        self, progress: Callable[[str, int, int], None] | None = None
+    ) -> dict[str, SyncReport]:
+        """Bring every binding's partition to the source's current revision (``taskctx index``).
+
+        ``progress(binding_id, done, total)`` is called as documents are prepared.
+        """
+        reports: dict[str, SyncReport] = {}
+        for binding in self.bindings.values():
+            state = self.partition_state(binding)
+            revision = await binding.source.async_revision()
+
+            def tick(done: int, total: int, binding_id: str = binding.binding_id) -> None:
+                if progress is not None:
+                    progress(binding_id, done, total)
+
+            await self.index.sync(state, binding.source, revision, self.text_loader(binding), tick)
+            assert state.last_sync is not None
+            reports[binding.binding_id] = state.last_sync
+        return reports
+
+    def sync_index(
+        self, progress: Callable[[str, int, int], None] | None = None
+    ) -> dict[str, SyncReport]:
+        """Sync facade of :meth:`async_sync_index`."""
+        from taskctx._sync import run_sync
+
+        return run_sync(self.async_sync_index(progress), "async_sync_index")
 
     @property
     def cursor_key(self) -> bytes:

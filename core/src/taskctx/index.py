@@ -12,6 +12,7 @@ import asyncio
 import bisect
 import fnmatch
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from taskctx.model import (
     DescriptorPage,
     Enumeration,
     EnumerationRequest,
+    FrozenModel,
     SourceDescriptor,
 )
 from taskctx.protocols import (
@@ -45,11 +47,14 @@ __all__ = [
     "PartitionState",
     "RevisionMovedError",
     "StructuralProvider",
+    "SyncReport",
     "doc_id_of",
 ]
 
 NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER.value
 TextLoader = Callable[[SourceDescriptor], Awaitable[str | None]]
+Progress = Callable[[int, int], None]
+"""Called with (documents prepared, documents to prepare) while a sync indexes."""
 DescriptorKey = tuple[str, str | None]
 
 _DIGITS = re.compile(r"(\d+)")
@@ -163,6 +168,17 @@ class StructuralProvider:
         return _StructuralPartition()
 
 
+class SyncReport(FrozenModel):
+    """What one sync did: how it learnt the changes, and what it indexed."""
+
+    mode: Literal["warm", "journal", "diff"]
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    seconds: float = 0.0
+
+
 @attrs.define(slots=True)
 class CandidateSet:
     """Candidates of one binding for one read, in rank order, and coverage facts.
@@ -201,6 +217,7 @@ class PartitionState:
     generation: int = 0
     _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
+    last_sync: SyncReport | None = None
     _lock: asyncio.Lock | None = None
     _lock_loop: asyncio.AbstractEventLoop | None = None
 
@@ -297,14 +314,24 @@ class ContextIndex:
     states: dict[PartitionKey, PartitionState] = attrs.field(factory=dict)
 
     def state(
-        self, key: PartitionKey, provider: IndexProvider, *, persistent: bool = True
+        self,
+        key: PartitionKey,
+        provider: IndexProvider,
+        *,
+        persistent: bool = True,
+        home: Path | None = None,
     ) -> PartitionState:
-        """The partition state for ``key``, opened on first use (on disk if ``persistent``)."""
+        """The partition state for ``key``, opened on first use (on disk if ``persistent``).
+
+        ``home`` is where the source wants its indexes (a workspace's ``.taskctx/index``);
+        otherwise the context's own index directory.
+        """
         state = self.states.get(key)
         if state is None:
             directory = None
-            if persistent and self.directory is not None:
-                directory = self.directory / key.slug()
+            base = home if home is not None else self.directory
+            if persistent and base is not None:
+                directory = base / key.slug()
             if directory is not None:
                 directory.mkdir(parents=True, exist_ok=True)
             state = PartitionState(key, provider, provider.open_partition(key, directory))
@@ -317,15 +344,18 @@ class ContextIndex:
         source: ContextSource,
         revision: str,
         load_text: TextLoader,
+        progress: Progress | None = None,
     ) -> PartitionState:
         """Bring ``state`` to ``revision``; raise RevisionMovedError if the source moved.
 
         Concurrent syncs of one partition are serialised, so a change is applied once.
+        ``state.last_sync`` reports what this sync did.
         """
         if state.revision == revision:
+            state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
         async with state.lock():
-            return await self._sync_locked(state, source, revision, load_text)
+            return await self._sync_locked(state, source, revision, load_text, progress)
 
     async def _sync_locked(
         self,
@@ -333,29 +363,50 @@ class ContextIndex:
         source: ContextSource,
         revision: str,
         load_text: TextLoader,
+        progress: Progress | None,
     ) -> PartitionState:
         if state.revision == revision:
+            state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
+        started = time.perf_counter()
         if state.revision is not None and isinstance(source, SupportsChanges):
             changes = await source.async_changes(state.revision)
             if changes is not None and changes.revision == revision:
-                await self._apply(state, changes.upserts, changes.deletes, load_text)
+                added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
+                await self._apply(state, changes.upserts, changes.deletes, load_text, progress)
                 state.replace(changes.upserts, changes.deletes)
                 state.revision = revision
+                state.last_sync = SyncReport(
+                    mode="journal",
+                    added=added,
+                    updated=len(changes.upserts) - added,
+                    removed=len(changes.deletes),
+                    unchanged=len(state.descriptors) - len(changes.upserts),
+                    seconds=time.perf_counter() - started,
+                )
                 return state
         descriptors, enumeration, reasons = await _enumerate_all(source, revision)
         fresh = {d.key: d for d in descriptors}
-        known = state.partition.indexed_versions()
+        known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
         changed = [d for key, d in fresh.items() if state.descriptors.get(key) != d]
         to_index = [d for d in changed if known.get(doc_id_of(*d.key)) != d.content_version]
         gone = [key for key in state.descriptors if key not in fresh]
         unindex = gone + [
             key for key in _keys_of(known) if key not in fresh and key not in state.descriptors
         ]
-        await self._apply(state, to_index, unindex, load_text)
+        await self._apply(state, to_index, unindex, load_text, progress)
         state.replace(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
+        added = sum(1 for d in to_index if doc_id_of(*d.key) not in known)
+        state.last_sync = SyncReport(
+            mode="diff",
+            added=added,
+            updated=len(to_index) - added,
+            removed=len(unindex),
+            unchanged=len(fresh) - len(to_index),
+            seconds=time.perf_counter() - started,
+        )
         return state
 
     async def _apply(
@@ -364,12 +415,15 @@ class ContextIndex:
         upserts: Sequence[SourceDescriptor],
         deletes: Sequence[DescriptorKey],
         load_text: TextLoader,
+        progress: Progress | None = None,
     ) -> None:
         """Hand changed documents (with text, if the provider needs it) to the provider."""
         if not upserts and not deletes:
             return
         documents = []
-        for descriptor in upserts:
+        for done, descriptor in enumerate(upserts, start=1):
+            if progress is not None:
+                progress(done, len(upserts))
             text = await load_text(descriptor) if state.provider.needs_text else None
             documents.append(
                 IndexDocument(

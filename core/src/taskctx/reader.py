@@ -42,7 +42,6 @@ from taskctx.model import (
     Snapshot,
     SourceDescriptor,
 )
-from taskctx.protocols import PartitionKey
 from taskctx.readback import Readback, candidate_of
 from taskctx.selection import select_and_add
 
@@ -321,21 +320,8 @@ class ContextReader:
             )
             return scan, None
         scan.revision = revision
-        provider = self.context.index_provider
-        key = PartitionKey(
-            binding_id=binding.binding_id,
-            source_identity=binding.identity or f"object:{id(binding.source)}",
-            profile=self.context.index_profile,
-            provider=provider.name,
-            provider_version=str(getattr(provider, "version", "1")),
-        )
-        state = self.context.index.state(key, provider, persistent=binding.identity is not None)
-
-        async def load_text(descriptor: SourceDescriptor) -> str | None:
-            candidate = candidate_of(binding, descriptor, None)
-            if self._readback.is_text(candidate) is False:
-                return None
-            return (await self._readback.read(candidate, None)).text
+        state = self.context.partition_state(binding)
+        load_text = self.context.text_loader(binding)
 
         try:
             try:

@@ -102,6 +102,7 @@ class WorkspaceSource:
         self.workspace = workspace
         self.chunk_chars = chunk_chars
         self.identity = f"task_workspace:{workspace.root}"
+        self.index_directory = workspace.state_dir / "index"  # indexes live with the folder
         self._files: dict[str, _FileView] = {}
         self._scans: dict[str, dict[str, Stamp]] = {}
         self._latest: _Scan | None = None

@@ -1,0 +1,37 @@
+"""`taskctx index PATH...`: builds the index of folders and reports what it did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from taskctx.cli import main
+
+
+def test_index_reports_counts_as_json(tmp_path: Path) -> None:
+    """The JSON report names the folder, the provider and the counts."""
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "b.md").write_text("# B\n\nbeta\n")
+    result = CliRunner().invoke(
+        main, ["index", str(tmp_path), "--json"], env={"TASKCTX_LOAD_PLUGINS": "taskctx-workspace"}
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert row["path"] == str(tmp_path)
+    assert (row["added"], row["removed"]) == (2, 0)
+    assert row["mode"] == "diff"
+
+
+def test_index_text_report_and_missing_plugin(tmp_path: Path) -> None:
+    """The text report is one line per folder; without the workspace plugin, a clear error."""
+    (tmp_path / "a.txt").write_text("alpha")
+    ok = CliRunner().invoke(
+        main, ["index", str(tmp_path)], env={"TASKCTX_LOAD_PLUGINS": "taskctx-workspace"}
+    )
+    assert ok.exit_code == 0, ok.output
+    assert "added 1, updated 0, removed 0, unchanged 0" in ok.output
+    missing = CliRunner().invoke(main, ["index", str(tmp_path)], env={"TASKCTX_LOAD_PLUGINS": ""})
+    assert missing.exit_code != 0
+    assert "taskctx-workspace" in missing.output
