@@ -14,11 +14,12 @@ from taskctx.model import ContextFilters, EnumerationRequest, SourceDescriptor
 from taskctx.protocols import (
     IndexDocument,
     IndexPartition,
+    IndexProvider,
     PartitionKey,
     SearchHit,
     SearchResult,
 )
-from taskctx.testing import MemorySource
+from taskctx.testing import IndexProviderContract, MemorySource
 from tests.core.sources import numbered
 
 
@@ -269,3 +270,30 @@ def test_sync_reports_say_what_was_indexed(tmp_path: Path) -> None:
         1,
         3,
     )
+
+
+class TestStructuralProviderContract(IndexProviderContract):
+    """The kernel's structural provider keeps the index provider contract."""
+
+    persistent = False
+    ranks = False
+
+    @pytest.fixture
+    def provider(self) -> StructuralProvider:
+        """The kernel's own provider."""
+        return StructuralProvider()
+
+
+class TestFusedProviderContract(IndexProviderContract):
+    """A fused provider over a ranking member keeps the contract (and ranks)."""
+
+    persistent = False
+
+    @pytest.fixture
+    def provider(self) -> IndexProvider:
+        """Two ranking members (a structural member would rank every document)."""
+        from taskctx.fusion import FusedProvider
+
+        second = RecordingProvider()
+        second.name = "recording-2"
+        return FusedProvider("fused", (RecordingProvider(), second))
