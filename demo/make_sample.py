@@ -1,7 +1,7 @@
 """Write the demo's sample folder: a PDF, a DOCX, an XLSX, a PPTX and a PNG.
 
-Every file is made with the real libraries (the PDF by hand, as a minimal valid
-PDF with a text layer), so `make demo` reads genuine documents.
+Every file is made with the real libraries (the PDF by taskctx-documents' minimal
+writer, with a real text layer), so `make demo` reads genuine documents.
 Usage: python demo/make_sample.py OUT_DIR
 """
 
@@ -15,6 +15,7 @@ from openpyxl import Workbook
 from PIL import Image, ImageDraw
 from pptx import Presentation
 from pptx.util import Inches
+from taskctx_documents.testing import minimal_pdf
 
 PAGES = (
     "Upload incident report. The nightly upload times out after 30 s when the file is "
@@ -25,33 +26,8 @@ PAGES = (
 
 
 def write_pdf(path: Path, pages: tuple[str, ...]) -> None:
-    """A minimal PDF with one text line per page (Helvetica, standard encoding)."""
-    objects: list[bytes] = []
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for index, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 9 Tf 36 760 Td ({escaped}) Tj ET".encode("latin-1")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * index} "
-            "0 R /Resources << /Font << /F1 3 0 R >> >> >>".encode()
-        )
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
+    """A small PDF with a text layer, one page per string."""
+    path.write_bytes(minimal_pdf(pages))
 
 
 def write_docx(path: Path) -> None:
