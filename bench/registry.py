@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import documents, reader, workspace
+from bench import documents, fts, reader, workspace
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -52,6 +52,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         description=documents.DESCRIPTION,
         run=documents.run,
         summary=documents.summary_lines,
+    ),
+    Benchmark(
+        name=fts.NAME,
+        description=fts.DESCRIPTION,
+        run=fts.run,
+        summary=fts.summary_lines,
     ),
 )
 

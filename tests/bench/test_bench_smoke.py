@@ -294,3 +294,39 @@ def test_documents_quick_run_through_the_runner(tmp_path: Path) -> None:
     else:
         assert 0 < data["params"]["documents"] <= len(documents.QUICK_KINDS)
         assert all(data["checks"].values()), data["checks"]
+
+
+# -- fts benchmark ---------------------------------------------------------------------------
+
+
+def test_fts_quick_run_through_the_runner(tmp_path: Path) -> None:
+    """``--quick --only fts`` measures a synthetic corpus and writes a consistent result."""
+    from bench import fts
+
+    assert "fts" in by_name()
+    assert main(["--quick", "--only", "fts", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "fts.json").read_text(encoding="utf-8"))
+    assert data["benchmark"] == "fts"
+    assert data["skipped"] is False
+    assert data["corpus"]["source"] == "synthetic"
+    assert data["corpus"]["documents"] == fts.QUICK.synthetic_docs
+    assert all(data["checks"].values()), data["checks"]
+    assert data["targets"]["met"] is None
+    assert data["throughput"]["warm_qps"] > 0
+    assert data["throughput"]["cold_qps"] > 0
+    assert data["baselines"]["plain_or"]["qps"] > 0
+    assert data["update"]["median_s"] > 0
+    assert 0 < data["quality"]["ndcg_at_10"] <= 1
+    assert data["build"]["bytes_on_disk"] > 0
+
+
+def test_fts_skips_cleanly_without_scifact(tmp_path: Path) -> None:
+    """A missing SciFact folder gives a skipped result, not an error."""
+    from bench import fts
+
+    missing = tmp_path / "no-scifact"
+    result = fts.run_fts(fts.FULL, corpus_dir=missing)
+    assert result["skipped"] is True
+    assert str(missing) in result["reason"]
+    assert fts.summary_lines(result) == [f"skipped: {result['reason']}"]
+    json.dumps(result)

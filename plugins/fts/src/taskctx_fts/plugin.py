@@ -1,0 +1,17 @@
+"""Registers the ``fts`` provider through the ordinary hook."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from taskctx.hookspecs import hookimpl
+from taskctx_fts.provider import FtsProvider
+
+__all__ = ["register_index_providers"]
+
+
+@hookimpl
+def register_index_providers(register: Callable[[Any], None]) -> None:
+    """The ``fts`` lexical provider (SQLite FTS5, BM25)."""
+    register(FtsProvider())

@@ -1,0 +1,368 @@
+"""The SQLite side of a partition: one connection, every statement, corruption recovery.
+
+The file is ``<directory>/fts.db`` (WAL, ``synchronous=NORMAL``, a busy timeout), or an
+in-memory database when there is no directory. A file that is not a database, fails
+``PRAGMA quick_check`` or carries another format stamp is deleted and recreated empty;
+the kernel then sees no indexed versions and re-indexes. Statements are constant
+strings, so the ``sqlite3`` statement cache prepares each once per connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from taskctx_fts import schema
+
+__all__ = [
+    "DB_NAME",
+    "QUICK_CHECK_MAX_BYTES",
+    "Change",
+    "FtsStore",
+    "NewDocument",
+    "StoredDoc",
+    "is_corruption",
+]
+
+DB_NAME = "fts.db"
+QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
+"""Larger files skip ``PRAGMA quick_check`` on open (it reads every page: ~0.6 ms/MB);
+damage found later is handled where it surfaces."""
+
+_CORRUPTION_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_RESTRICT = " AND (+fts.rowid) IN (SELECT rowid FROM temp.allowed)"
+_TOP = (
+    "SELECT fts.rowid, -bm25(fts, ?2, ?3) AS s, d.doc_id, d.len_title + d.len_body"
+    " FROM fts JOIN docs AS d ON d.rowid = fts.rowid WHERE fts MATCH ?1{restrict}"
+    " ORDER BY s DESC, d.doc_id LIMIT ?4"
+)
+_TOP_ALL = _TOP.format(restrict="")
+_TOP_ALLOWED = _TOP.format(restrict=_RESTRICT)
+_MATCHING = "SELECT group_concat(fts.rowid) FROM fts WHERE fts MATCH ?{restrict}"
+_MATCHING_ALL = _MATCHING.format(restrict="")
+_MATCHING_ALLOWED = _MATCHING.format(restrict=_RESTRICT)
+_POSTINGS = (
+    "SELECT doc, ?2 * sum(col = 'title') + ?3 * sum(col = 'body')"
+    " FROM temp.fts_instances WHERE term = ?1 GROUP BY doc"
+)
+_DESCRIBE = (
+    "SELECT d.rowid, d.doc_id, d.len_title + d.len_body"
+    " FROM json_each(?) AS j JOIN docs AS d ON d.rowid = j.value"
+)
+
+
+class NewDocument(NamedTuple):
+    """A document ready to store: identity, version and its two token fields."""
+
+    doc_id: str
+    path: str
+    scope: str | None
+    version: str
+    title: Sequence[str]
+    body: Sequence[str]
+
+
+class Change(NamedTuple):
+    """What one document held before and after an apply (None: absent)."""
+
+    rowid: int
+    old: tuple[Sequence[str], Sequence[str]] | None
+    new: tuple[Sequence[str], Sequence[str]] | None
+
+
+class StoredDoc(NamedTuple):
+    """A stored document as ranking needs it."""
+
+    rowid: int
+    doc_id: str
+    length: int
+
+
+def is_corruption(error: BaseException) -> bool:
+    """Whether ``error`` says the database file is damaged (not merely busy or misused)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _CORRUPTION_CODES:
+        return True
+    text = str(error).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _remove_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
+
+
+def _probe(conn: sqlite3.Connection) -> bool:
+    """Whether the index finds the first, middle and last stored document by a token.
+
+    ``quick_check`` sees b-tree damage, not FTS5 blocks that decode as empty doclists;
+    this catches an index that lost its postings at the cost of three lookups.
+    """
+    bounds = conn.execute("SELECT min(rowid), max(rowid) FROM docs").fetchone()
+    if bounds[0] is None:
+        return True
+    low, high = bounds
+    for target in dict.fromkeys((low, (low + high) // 2, high)):
+        row = conn.execute(
+            "SELECT rowid, title || ' ' || body FROM fts WHERE rowid >= ? ORDER BY rowid LIMIT 1",
+            (target,),
+        ).fetchone()
+        if row is None:
+            return False
+        tokens = str(row[1]).split()
+        if not tokens:
+            continue
+        found = conn.execute(
+            "SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid = ?",
+            ('"' + tokens[len(tokens) // 2].replace('"', '""') + '"', row[0]),
+        ).fetchone()
+        if found[0] != 1:
+            return False
+    return True
+
+
+class FtsStore:
+    """One partition's database connection and the statements run on it."""
+
+    __slots__ = ("_conn", "_lock", "path", "recovered")
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.recovered: str | None = None
+        self._lock = threading.RLock()
+        self._conn = self._open()
+
+    # -- opening and recovery -------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        target = ":memory:" if self.path is None else str(self.path)
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        try:
+            for pragma in schema.PRAGMAS:
+                conn.execute(pragma)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect, check an existing file (rebuild it empty if damaged), create tables."""
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            problem = self._problem()
+            if problem is not None:
+                _remove_files(self.path)
+                self.recovered = problem
+        conn = self._connect()
+        schema.create(conn)
+        conn.executescript(schema.TEMP_SCHEMA)
+        return conn
+
+    def _problem(self) -> str | None:
+        """Why the existing file cannot be used as it is, or None (also for a new file)."""
+        assert self.path is not None
+        try:
+            conn = self._connect()
+        except sqlite3.DatabaseError as error:
+            return f"{type(error).__name__}: {error}"
+        try:
+            matches = schema.format_matches(conn)
+            if matches is None:
+                return None
+            if matches is False:
+                return "another format"
+            if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+                check = conn.execute("PRAGMA quick_check").fetchall()
+                if check != [("ok",)]:
+                    return f"quick_check: {check[0][0]}"
+            if not _probe(conn):
+                return "the FTS5 index does not find stored documents"
+            return None
+        except sqlite3.DatabaseError as error:
+            return f"{type(error).__name__}: {error}"
+        finally:
+            conn.close()
+
+    def rebuild(self, reason: str) -> None:
+        """Drop everything (a damaged file) and start an empty partition."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            if self.path is not None:
+                _remove_files(self.path)
+            self.recovered = reason
+            self._conn = self._open()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self._conn.close()
+
+    def __del__(self) -> None:
+        # A partition nobody closed must not leak its connection (a ResourceWarning on 3.13+).
+        with contextlib.suppress(Exception):
+            self._conn.close()
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held by this thread for the duration."""
+        with self._lock:
+            yield self._conn
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def data_version(self) -> int:
+        """Changes when another connection commits (never for our own commits)."""
+        row = self._conn.execute("PRAGMA data_version").fetchone()
+        return int(row[0])
+
+    def totals(self) -> tuple[int, int]:
+        """(documents, tokens over both fields) as stored with the last commit."""
+        rows = dict(
+            self._conn.execute("SELECT key, value FROM meta WHERE key IN ('documents', 'tokens')")
+        )
+        return int(rows.get("documents", 0)), int(rows.get("tokens", 0))
+
+    def versions(self) -> dict[str, str]:
+        """doc_id -> content version of every stored document."""
+        return dict(self._conn.execute("SELECT doc_id, version FROM docs"))
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents hold ``term`` (FTS5's own count, from fts5vocab)."""
+        row = self._conn.execute(
+            "SELECT doc FROM temp.fts_terms WHERE term = ?", (term,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def term_count(self) -> int:
+        """Distinct terms in the index."""
+        row = self._conn.execute("SELECT count(*) FROM temp.fts_terms").fetchone()
+        return int(row[0])
+
+    def postings(self, term: str, weights: tuple[float, float]) -> dict[int, float]:
+        """rowid -> column-weighted frequency of ``term`` (title and body occurrences)."""
+        return dict(self._conn.execute(_POSTINGS, (term, *weights)))
+
+    def top(
+        self, match: str, weights: tuple[float, float], limit: int | None, restricted: bool
+    ) -> list[tuple[int, float, str, int]]:
+        """(rowid, bm25 score, doc_id, length) of the best ``limit`` matches, best first.
+
+        Equal scores are ordered by doc_id here already, so the cut at ``limit`` keeps the
+        same documents a full ranking would put first.
+        """
+        sql = _TOP_ALLOWED if restricted else _TOP_ALL
+        rows = self._conn.execute(sql, (match, *weights, -1 if limit is None else limit))
+        return rows.fetchall()
+
+    def matching(self, match: str, restricted: bool) -> list[int]:
+        """Rowids of every document matching ``match``."""
+        sql = _MATCHING_ALLOWED if restricted else _MATCHING_ALL
+        joined = self._conn.execute(sql, (match,)).fetchone()[0]
+        return list(map(int, joined.split(","))) if joined else []
+
+    def describe(self, rowids: Iterable[int]) -> list[StoredDoc]:
+        """doc_id and length of each of ``rowids`` that exists."""
+        payload = json.dumps(list(rowids))
+        return [StoredDoc(*row) for row in self._conn.execute(_DESCRIBE, (payload,))]
+
+    def restrict(self, doc_ids: Sequence[str]) -> list[int]:
+        """Fill ``temp.allowed`` with the rowids of ``doc_ids``; return them."""
+        conn = self._conn
+        conn.execute("DELETE FROM temp.allowed")
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.allowed (rowid) SELECT d.rowid FROM json_each(?) AS j"
+            " JOIN docs AS d ON d.doc_id = j.value",
+            (json.dumps(list(doc_ids)),),
+        )
+        return [row[0] for row in conn.execute("SELECT rowid FROM temp.allowed")]
+
+    def bytes_on_disk(self) -> int:
+        """Size of the database file and its WAL (0 in memory)."""
+        if self.path is None:
+            return 0
+        size = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(FileNotFoundError):
+                size += Path(f"{self.path}{suffix}").stat().st_size
+        return size
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def apply(self, upserts: Sequence[NewDocument], deletes: Sequence[str]) -> list[Change]:
+        """Delete, then insert or replace, in one transaction; return what changed."""
+        conn = self._conn
+        changes: list[Change] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            documents, tokens = self.totals()
+            for doc_id in deletes:
+                row = conn.execute(
+                    "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc_id,)
+                ).fetchone()
+                if row is None:
+                    continue
+                rowid, length = row
+                old = self._stored_tokens(rowid)
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
+                documents, tokens = documents - 1, tokens - length
+                changes.append(Change(rowid, old, None))
+            for doc in upserts:
+                title, body = " ".join(doc.title), " ".join(doc.body)
+                lengths = (len(doc.title), len(doc.body))
+                row = conn.execute(
+                    "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc.doc_id,)
+                ).fetchone()
+                if row is None:
+                    rowid = conn.execute(
+                        "INSERT INTO docs (doc_id, path, scope, version, len_title, len_body)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        (doc.doc_id, doc.path, doc.scope, doc.version, *lengths),
+                    ).lastrowid
+                    assert rowid is not None
+                    conn.execute(
+                        "INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)",
+                        (rowid, title, body),
+                    )
+                    documents += 1
+                    changes.append(Change(rowid, None, (doc.title, doc.body)))
+                else:
+                    rowid, length = row
+                    old = self._stored_tokens(rowid)
+                    conn.execute(
+                        "UPDATE docs SET path = ?, scope = ?, version = ?, len_title = ?,"
+                        " len_body = ? WHERE rowid = ?",
+                        (doc.path, doc.scope, doc.version, *lengths, rowid),
+                    )
+                    conn.execute(
+                        "UPDATE fts SET title = ?, body = ? WHERE rowid = ?", (title, body, rowid)
+                    )
+                    tokens -= length
+                    changes.append(Change(rowid, old, (doc.title, doc.body)))
+                tokens += sum(lengths)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents),))
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return changes
+
+    def _stored_tokens(self, rowid: int) -> tuple[list[str], list[str]]:
+        row = self._conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None:
+            return [], []
+        return str(row[0] or "").split(), str(row[1] or "").split()
+
+    def optimize(self) -> None:
+        """Merge FTS5 segments and fold the WAL back (after a large apply)."""
+        self._conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

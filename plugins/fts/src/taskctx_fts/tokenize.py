@@ -1,0 +1,182 @@
+"""The one tokenizer for documents and queries, so FTS5 sees exactly our tokens.
+
+Text is NFKC-normalised and casefolded; combining diacritical marks are stripped
+(``é`` -> ``e``; kana voicing marks stay, ``が`` is not ``か``); words are maximal runs
+of letters and digits (underscore and every other character split, and so do the few
+characters SQLite's ``unicode61`` treats as separators although Python calls them
+letters). English stop words are dropped, the rest is stemmed with the Snowball English
+stemmer. One-letter words and single digits stay (``vitamin d``, ``type 1``), but a
+query made only of them is not searchable (``searchable``). Runs of CJK characters (Han,
+Hiragana, Katakana, Hangul) become overlapping character bigrams; a lone CJK character
+is a unigram.
+
+Documents additionally index every CJK character on its own (``document_tokens``), so a
+one-character query (``猫``) finds the documents holding it; longer CJK queries use
+bigrams only. Every token is one ``unicode61`` token: letters and digits only, never a
+separator, already case-folded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from taskctx_fts._unicode61 import alnum_separators
+
+__all__ = [
+    "ENGLISH_STOPWORDS",
+    "MAX_TOKEN_CHARS",
+    "TOKENIZER_VERSION",
+    "clear_caches",
+    "document_tokens",
+    "is_cjk",
+    "normalize",
+    "searchable",
+    "tokenize",
+    "words",
+]
+
+TOKENIZER_VERSION = "1"
+"""Bump when the tokens of any text change: it is part of the provider version."""
+
+MAX_TOKEN_CHARS = 100
+"""Longer runs (base64, hashes) are not words anyone searches for; they are dropped."""
+
+# The Lucene/Snowball-derived English stop list, extended with the most frequent
+# function words (pronouns, auxiliaries, determiners). A fixed table: changing it
+# changes TOKENIZER_VERSION.
+# fmt: off
+ENGLISH_STOPWORDS: frozenset[str] = frozenset((
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on",
+    "or", "our", "she", "should", "so", "such", "than", "that", "the", "their", "them",
+    "then", "there", "these", "they", "this", "those", "to", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your",
+))
+# fmt: on
+
+_CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005\u3007"  # ideographic iteration mark, ideographic number zero
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended A
+    "\uac00-\ud7ff"  # Hangul syllables, Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # halfwidth Katakana (NFKC maps most of it to fullwidth)
+    "\U0001b000-\U0001b16f"  # Kana supplement and extended A
+    "\U00020000-\U0003134f"  # CJK extensions B-G, compatibility supplement
+)
+_CJK_RUN = re.compile(f"([{_CJK_RANGES}]+)")
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_" + re.escape(alnum_separators()) + r"]+")
+_COMBINING_MARKS = dict.fromkeys(
+    (
+        *range(0x0300, 0x0370),  # combining diacritical marks
+        *range(0x1AB0, 0x1B00),  # ... extended
+        *range(0x1DC0, 0x1E00),  # ... supplement
+        *range(0x20D0, 0x2100),  # ... for symbols
+        *range(0xFE20, 0xFE30),  # combining half marks
+    )
+)
+_CACHE_LIMIT = 500_000
+_STEMMER = importlib.import_module("Stemmer").Stemmer("english")  # PyStemmer ships no types
+_stem_word: Callable[[str], str] = _STEMMER.stemWord
+
+
+def is_cjk(char: str) -> bool:
+    """Whether ``char`` belongs to a CJK script (segmented into bigrams)."""
+    return _CJK_CHAR.fullmatch(char) is not None
+
+
+def normalize(text: str) -> str:
+    """NFKC, casefold, strip combining diacritical marks (ASCII text: just lower-case)."""
+    if text.isascii():
+        return text.lower()
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    decomposed = unicodedata.normalize("NFD", folded)
+    stripped = decomposed.translate(_COMBINING_MARKS)
+    return unicodedata.normalize("NFC", stripped)
+
+
+def words(text: str) -> list[str]:
+    """The normalised words of ``text``: maximal runs of letters and digits."""
+    normal = normalize(text)
+    if normal.isascii():
+        return _ASCII_WORD.findall(normal)
+    return _WORD.findall(normal)
+
+
+def _latin(word: str) -> tuple[str, ...]:
+    """One non-CJK word: dropped if a stop word (or absurdly long), else its stem."""
+    if len(word) > MAX_TOKEN_CHARS or word in ENGLISH_STOPWORDS:
+        return ()
+    return (_stem_word(word) or word,)
+
+
+def _cjk(run: str, unigrams: bool) -> tuple[str, ...]:
+    if len(run) == 1:
+        return (run,)
+    bigrams = tuple(run[i : i + 2] for i in range(len(run) - 1))
+    return (*bigrams, *run) if unigrams else bigrams
+
+
+def _split(word: str, unigrams: bool) -> tuple[str, ...]:
+    """The tokens of one normalised word (mixed CJK and other letters are split apart)."""
+    if word.isascii() or _CJK_CHAR.search(word) is None:
+        return _latin(word)
+    tokens: list[str] = []
+    for index, part in enumerate(_CJK_RUN.split(word)):
+        if part:
+            tokens.extend(_cjk(part, unigrams) if index % 2 else _latin(part))
+    return tuple(tokens)
+
+
+_QUERY_CACHE: dict[str, tuple[str, ...]] = {}
+_DOCUMENT_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def _tokens(text: str, cache: dict[str, tuple[str, ...]], unigrams: bool) -> list[str]:
+    get = cache.get
+    out: list[str] = []
+    extend = out.extend
+    for word in words(text):
+        tokens = get(word)
+        if tokens is None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            tokens = cache[word] = _split(word, unigrams)
+        extend(tokens)
+    return out
+
+
+def clear_caches() -> None:
+    """Forget the word -> tokens caches (a cold start, for benchmarks and tests)."""
+    _QUERY_CACHE.clear()
+    _DOCUMENT_CACHE.clear()
+
+
+def searchable(tokens: Sequence[str]) -> bool:
+    """Whether a query of these tokens can be searched: one token of two or more
+    characters, or a CJK one. A lone letter or digit (``x``, ``3``) is too short: such a
+    query is reported as not searchable rather than run (its matches mean nothing).
+    """
+    return any(len(token) > 1 or is_cjk(token) for token in tokens)
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens of ``text`` in order (used for queries, and as the base for documents)."""
+    return _tokens(text, _QUERY_CACHE, False)
+
+
+def document_tokens(text: str) -> list[str]:
+    """``tokenize(text)`` plus every CJK character as a unigram (so one-character queries hit)."""
+    return _tokens(text, _DOCUMENT_CACHE, True)

@@ -1,0 +1,1 @@
+"""Tests of taskctx-fts, the SQLite FTS5 lexical index provider."""
