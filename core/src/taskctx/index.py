@@ -218,6 +218,7 @@ class PartitionState:
     _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
     last_sync: SyncReport | None = None
+    generation_seen: str | None = None
     _lock: asyncio.Lock | None = None
     _lock_loop: asyncio.AbstractEventLoop | None = None
 
@@ -351,7 +352,7 @@ class ContextIndex:
         Concurrent syncs of one partition are serialised, so a change is applied once.
         ``state.last_sync`` reports what this sync did.
         """
-        if state.revision == revision:
+        if state.revision == revision and _generation(state.partition) == state.generation_seen:
             state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
         async with state.lock():
@@ -365,17 +366,21 @@ class ContextIndex:
         load_text: TextLoader,
         progress: Progress | None,
     ) -> PartitionState:
-        if state.revision == revision:
+        moved = _generation(state.partition) != state.generation_seen
+        if state.revision == revision and not moved:
             state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
         started = time.perf_counter()
-        if state.revision is not None and isinstance(source, SupportsChanges):
+        # a partition another context or process changed (or that was rebuilt) is diffed
+        # against what it holds now; a journal only says what changed in the source
+        if state.revision is not None and not moved and isinstance(source, SupportsChanges):
             changes = await source.async_changes(state.revision)
             if changes is not None and changes.revision == revision:
                 added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
                 await self._apply(state, changes.upserts, changes.deletes, load_text, progress)
                 state.replace(changes.upserts, changes.deletes)
                 state.revision = revision
+                state.generation_seen = _generation(state.partition)
                 state.last_sync = SyncReport(
                     mode="journal",
                     added=added,
@@ -389,15 +394,15 @@ class ContextIndex:
         fresh = {d.key: d for d in descriptors}
         known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
         changed = [d for key, d in fresh.items() if state.descriptors.get(key) != d]
-        to_index = [d for d in changed if known.get(doc_id_of(*d.key)) != d.content_version]
         gone = [key for key in state.descriptors if key not in fresh]
-        unindex = gone + [
-            key for key in _keys_of(known) if key not in fresh and key not in state.descriptors
-        ]
+        # what the partition holds decides what it needs, whoever wrote it last
+        to_index = [d for d in fresh.values() if known.get(doc_id_of(*d.key)) != d.content_version]
+        unindex = [key for key in _keys_of(known) if key not in fresh]
         await self._apply(state, to_index, unindex, load_text, progress)
         state.replace(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
+        state.generation_seen = _generation(state.partition)
         added = sum(1 for d in to_index if doc_id_of(*d.key) not in known)
         state.last_sync = SyncReport(
             mode="diff",
@@ -493,6 +498,12 @@ class ContextIndex:
         for state in self.states.values():
             state.partition.close()
         self.states.clear()
+
+
+def _generation(partition: IndexPartition) -> str | None:
+    """The partition's generation, if it offers one (shared, persistent partitions do)."""
+    generation = getattr(partition, "generation", None)
+    return str(generation()) if callable(generation) else None
 
 
 def _keys_of(versions: Mapping[str, str]) -> list[DescriptorKey]:

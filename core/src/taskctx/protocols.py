@@ -230,6 +230,10 @@ class IndexPartition(Protocol):
         """Release files and connections."""
         ...
 
+    # Optional: ``generation() -> str`` that moves whenever anyone (another context or
+    # process) applies to the partition, or it is rebuilt; the kernel then re-diffs
+    # before trusting it. Persistent partitions shared by several contexts should have it.
+
 
 @runtime_checkable
 class IndexProvider(Protocol):

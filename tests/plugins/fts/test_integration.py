@@ -95,3 +95,28 @@ def test_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     source = readme.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(source, str(readme), "exec"), {})
     assert capsys.readouterr().out.strip() == "['a.md'] 1"
+
+
+def test_two_contexts_sharing_a_partition_never_lose_items(tmp_path: Path) -> None:
+    """A context re-diffs a shared partition another context changed, so nothing vanishes."""
+    from taskctx import ContextBudget, PluginHost, TaskContext
+    from taskctx.model import CoverageStatus
+    from taskctx.testing import MemorySource
+
+    first_items = {f"doc{n}.txt": f"shared topic number {n}" for n in range(5)}
+    second_items = {k: v for k, v in first_items.items() if k != "doc0.txt"}
+    second_items["doc9.txt"] = "shared topic number 9"
+
+    def context(items: dict[str, str]) -> TaskContext:
+        ctx = TaskContext("t", host=PluginHost(allow=["taskctx-fts"]), state_dir=tmp_path)
+        ctx.attach(MemorySource(items, identity="mem:shared"), binding_id="mem")
+        return ctx
+
+    budget = ContextBudget(max_chars=10_000)
+    a, b = context(first_items), context(second_items)
+    assert len(a.reader(consumer="x", budget=budget).read("shared topic").blocks) == 5
+    assert len(b.reader(consumer="x", budget=budget).read("shared topic").blocks) == 5
+    again = a.reader(consumer="x", budget=budget).read("shared topic")
+    assert sorted(block.ref.path for block in again.blocks) == sorted(first_items)
+    cov = again.source_coverage["mem"]
+    assert (cov.considered, cov.delivered, cov.status) == (5, 5, CoverageStatus.COMPLETE)

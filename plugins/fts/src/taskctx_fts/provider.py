@@ -90,6 +90,17 @@ class FtsPartition:
 
     # -- the IndexPartition protocol -------------------------------------------------------
 
+    def generation(self) -> str:
+        """Moves whenever any process applies to this file, or it is rebuilt."""
+        with self._lock:
+            try:
+                return self.store.generation()
+            except sqlite3.DatabaseError as error:
+                if not is_corruption(error):
+                    raise
+                self._rebuild(error)
+                return "rebuilt"
+
     def indexed_versions(self) -> Mapping[str, str]:
         """doc_id -> content version of every document in the file."""
         with self._lock:

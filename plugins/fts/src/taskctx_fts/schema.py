@@ -10,6 +10,7 @@ exactly what the Python side counts.
 from __future__ import annotations
 
 import sqlite3
+import uuid
 
 from taskctx_fts.tokenize import TOKENIZER_VERSION
 
@@ -68,6 +69,12 @@ def create(conn: sqlite3.Connection) -> None:
     with conn:
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?)", (FORMAT,))
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('documents', '0')")
+        # which file this is, and how many applies it has seen: the partition generation
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('instance', ?)",
+            (uuid.uuid4().hex,),
+        )
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('tokens', '0')")
 
 

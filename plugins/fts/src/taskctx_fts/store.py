@@ -229,6 +229,15 @@ class FtsStore:
         )
         return int(rows.get("documents", 0)), int(rows.get("tokens", 0))
 
+    def generation(self) -> str:
+        """``<file instance>:<applies>``: moves with every apply, by any process."""
+        rows = dict(
+            self._conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('instance', 'generation')"
+            )
+        )
+        return f"{rows.get('instance', 'unknown')}:{rows.get('generation', '0')}"
+
     def versions(self) -> dict[str, str]:
         """doc_id -> content version of every stored document."""
         return dict(self._conn.execute("SELECT doc_id, version FROM docs"))
@@ -349,6 +358,9 @@ class FtsStore:
                 tokens += sum(lengths)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents),))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
+            conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
