@@ -835,3 +835,38 @@ def test_ranked_results_page_past_the_search_window() -> None:
     assert len(paths) == len(set(paths)) == 260
     assert pages[0].source_coverage["mem"].enumeration.value == "ranked"
     assert all(p.source_coverage["mem"].considered == 260 for p in pages)
+
+
+def test_whole_item_after_its_section_is_not_repeated() -> None:
+    """When a section ranks above its whole item, the item is omitted, not delivered twice."""
+    from taskctx.protocols import SearchHit, SearchResult
+    from tests.core.test_index import RecordingPartition, RecordingProvider
+
+    class DensityPartition(RecordingPartition):
+        """Scores by matches per character, so a dense section beats its whole item."""
+
+        def search(self, query, doc_ids, limit):  # type: ignore[no-untyped-def]
+            scored = [
+                SearchHit(doc_id=k, score=(d.text or "").count(query) / len(d.text or "x"))
+                for k, d in self.docs.items()
+                if query in (d.text or "")
+            ]
+            scored.sort(key=lambda h: (-h.score, h.doc_id))
+            return SearchResult(hits=tuple(scored[:limit]), considered=len(scored))
+
+    provider = RecordingProvider()
+    provider.partition = DensityPartition()
+
+    class Plugin:
+        @hookimpl
+        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
+            register(provider)
+
+    host = PluginHost(allow=[])
+    host.register(Plugin(), name="recording")
+    source = SectionedSource({"guide.md": "# A\n\nzebra zebra zebra\n\n# B\n\nother words\n"})
+    package = make_context(host, s=source).reader(consumer="a").read("zebra")
+    assert [b.ref.scope for b in package.blocks] == ["lines:1-4"]
+    assert [(o.ref.scope, o.reason) for o in package.omissions] == [
+        (None, OmissionReason.SECTIONS_DELIVERED)
+    ]

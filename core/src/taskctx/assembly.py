@@ -80,6 +80,7 @@ class Page:
     next_position: int | None = None
     delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
     delivered_refs: set[str] = attrs.field(factory=set)
+    delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
 
     @property
     def used_blocks(self) -> int:
@@ -224,6 +225,8 @@ class PageAssembler:
         self.page.delivered_refs.add(str(candidate.ref))
         if completeness is Completeness.COMPLETE and candidate.ref.scope is None:
             self.page.delivered_complete.add((candidate.binding_id, candidate.ref.path))
+        elif candidate.ref.scope is not None:
+            self.page.delivered_sections.add((candidate.binding_id, candidate.ref.path))
 
     def _media_gate(self, candidate: Candidate) -> MediaClass | None:
         """The media class that may enter, or None after recording why it cannot."""
@@ -400,6 +403,17 @@ class PageAssembler:
             or str(candidate.ref.with_scope(None)) in self.disclosed
         ):
             self.omit(candidate, OmissionReason.COVERED_BY_PARENT)
+            return "skipped"
+        if (
+            candidate.ref.scope is None
+            and (candidate.binding_id, candidate.ref.path) in self.page.delivered_sections
+        ):
+            self.omit(
+                candidate,
+                OmissionReason.SECTIONS_DELIVERED,
+                "the best-matching sections of this item are delivered; its other sections "
+                "are reachable by their refs",
+            )
             return "skipped"
         media = self._media_gate(candidate)
         if media is None:

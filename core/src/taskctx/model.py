@@ -104,6 +104,7 @@ class OmissionReason(_Choice):
     SELECTION_DISABLED = "selection_disabled"
     LARGER_THAN_PAGE = "larger_than_page"
     UNSUPPORTED_SCOPE = "unsupported_scope"
+    SECTIONS_DELIVERED = "sections_delivered"
 
 
 class Severity(_Choice):
