@@ -35,3 +35,29 @@ def test_index_text_report_and_missing_plugin(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["index", str(tmp_path)], env={"TASKCTX_LOAD_PLUGINS": ""})
     assert missing.exit_code != 0
     assert "taskctx-workspace" in missing.output
+
+
+def test_second_index_run_reindexes_only_changes(tmp_path: Path) -> None:
+    """With the persistent fts provider a second run indexes nothing, a third only a change."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for n in range(5):
+        (folder / f"f{n}.txt").write_text(f"file number {n}")
+    env = {"TASKCTX_LOAD_PLUGINS": "taskctx-workspace,taskctx-fts"}
+
+    def run() -> dict[str, object]:
+        result = CliRunner().invoke(main, ["index", str(folder), "--json"], env=env)
+        assert result.exit_code == 0, result.output
+        (row,) = json.loads(result.output)
+        assert row["provider"] == "fts"
+        return dict(row)
+
+    first = run()
+    assert (first["added"], first["updated"], first["unchanged"]) == (5, 0, 0)
+    second = run()
+    assert (second["added"], second["updated"], second["unchanged"]) == (0, 0, 5)
+    (folder / "f1.txt").write_text("file number one, rewritten")
+    (folder / "f4.txt").unlink()
+    third = run()
+    assert (third["added"], third["updated"], third["removed"], third["unchanged"]) == (0, 1, 1, 3)
+    assert (folder / ".taskctx" / "index").is_dir()
