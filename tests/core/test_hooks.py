@@ -368,6 +368,43 @@ def test_hook_register_selectors() -> None:
     assert all("ctx://" not in c.preview for c in request.candidates)
 
 
+def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registered click command becomes `taskctx <name>`; kernel commands stay first."""
+    import click
+    from click.testing import CliRunner
+
+    from taskctx import cli
+
+    @click.command("hello")
+    @click.argument("who")
+    def hello(who: str) -> None:
+        """Say hello."""
+        click.echo(f"hello {who}")
+
+    @click.command("read")
+    def shadow() -> None:
+        """Tries to shadow a kernel command."""
+        click.echo("shadowed")
+
+    class CommandsPlugin:
+        @hookimpl
+        def register_commands(self, register):  # type: ignore[no-untyped-def]
+            register(hello)
+            register(shadow)
+
+    def host_with_commands() -> PluginHost:
+        host = PluginHost(allow=[])
+        host.register(CommandsPlugin(), name="commands")
+        return host
+
+    monkeypatch.setattr(cli, "load_host", host_with_commands)
+    runner = CliRunner()
+    assert runner.invoke(cli.main, ["hello", "world"]).output == "hello world\n"
+    assert "hello" in runner.invoke(cli.main, ["--help"]).output
+    assert "shadowed" not in runner.invoke(cli.main, ["read", "--help"]).output
+    assert sorted(host_with_commands().commands()) == ["hello", "read"]
+
+
 # -- the meta-test -----------------------------------------------------------------------
 
 

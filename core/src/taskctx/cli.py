@@ -18,7 +18,14 @@ from pydantic import ValidationError
 from taskctx.errors import PluginLoadWarning, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
 
-__all__ = ["index_command", "load_host", "main", "plugins_command", "read_command"]
+__all__ = [
+    "PluginCommandGroup",
+    "index_command",
+    "load_host",
+    "main",
+    "plugins_command",
+    "read_command",
+]
 
 
 def load_host() -> PluginHost:
@@ -36,7 +43,30 @@ def load_host() -> PluginHost:
     return host
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class PluginCommandGroup(click.Group):
+    """The ``taskctx`` group: kernel commands plus those plugins register.
+
+    Plugin commands come from the ``register_commands`` hook of a host built from the
+    environment, loaded only when a name is not a kernel command (or for ``--help``).
+    """
+
+    def _plugin_commands(self) -> dict[str, click.Command]:
+        commands = load_host().commands()
+        return {name: cmd for name, cmd in commands.items() if name not in self.commands}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Kernel commands, then plugin commands, sorted."""
+        return sorted({*super().list_commands(ctx), *self._plugin_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A kernel command, else a plugin's command of that name."""
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        return self._plugin_commands().get(cmd_name)
+
+
+@click.group(cls=PluginCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="taskctx", prog_name="taskctx")
 def main() -> None:
     """taskctx: deliver task context to AI agents honestly.

@@ -15,6 +15,7 @@ __all__ = [
     "PROJECT_NAME",
     "hookimpl",
     "hookspec",
+    "register_commands",
     "register_file_io_handlers",
     "register_index_providers",
     "register_scoped_readers",
@@ -77,4 +78,13 @@ def register_selectors(register: Callable[[Any], None]) -> None:
     A selector chooses among optional candidates by host-issued keys, seeing previews
     only. The host validates its answer: unknown or duplicate keys make the whole answer
     untrusted (diagnostic ``selection_invalid``) and the read falls back to rank order.
+    """
+
+
+@hookspec
+def register_commands(register: Callable[[Any], None]) -> None:
+    """Register CLI commands: ``register(command)`` with a ``click.Command`` (or group).
+
+    Each becomes ``taskctx <command.name>``. Names are unique across plugins and may not
+    shadow a kernel command (``plugins``, ``read``, ``index``); a clash fails the plugin.
     """

@@ -65,6 +65,7 @@ REGISTRY_KINDS = (
     "file_io_handlers",
     "index_providers",
     "selectors",
+    "commands",
 )
 """Registry names; each is filled by the hook ``register_<name>``."""
 FIRST_PARTY_KINDS: Mapping[str, str] = MappingProxyType(
@@ -83,6 +84,7 @@ _REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (strings, c
     "file_io_handlers": (("suffixes", "media_types"), ("parse",)),
     "index_providers": ((), ("open_partition",)),
     "selectors": ((), ("async_select",)),
+    "commands": ((), ("invoke", "main")),
 }
 _INDEX_KINDS = ("structural", "lexical", "vector", "hybrid")
 Status = Literal["loaded", "failed", "blocked", "not_allowed"]
@@ -526,3 +528,7 @@ class PluginHost:
         """The selector called ``name``; ``NotInstalledError`` if none is installed."""
         selector: Selector = self._get("selectors", name)
         return selector
+
+    def commands(self) -> Mapping[str, Any]:
+        """CLI command name -> click command, in load order (``taskctx <name>``)."""
+        return self._mapping("commands")
