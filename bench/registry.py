@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import documents, fts, reader, workspace
+from bench import documents, fts, reader, records, workspace
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -58,6 +58,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         description=fts.DESCRIPTION,
         run=fts.run,
         summary=fts.summary_lines,
+    ),
+    Benchmark(
+        name=records.NAME,
+        description=records.DESCRIPTION,
+        run=records.run,
+        summary=records.summary_lines,
     ),
 )
 

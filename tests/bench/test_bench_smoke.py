@@ -330,3 +330,24 @@ def test_fts_skips_cleanly_without_scifact(tmp_path: Path) -> None:
     assert str(missing) in result["reason"]
     assert fts.summary_lines(result) == [f"skipped: {result['reason']}"]
     json.dumps(result)
+
+
+# -- records benchmark -----------------------------------------------------------------------
+
+
+def test_records_quick_run_through_the_runner(tmp_path: Path) -> None:
+    """``--quick --only records`` writes throughput, page timings, ratios and passing checks."""
+    from bench import records
+
+    assert "records" in by_name()
+    assert main(["--quick", "--only", "records", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "records.json").read_text(encoding="utf-8"))
+    assert data["benchmark"] == "records"
+    assert data["quick"] is True
+    assert all(data["checks"].values()), data["checks"]
+    assert data["targets"]["met"] is None
+    assert {f"put_{n}" for n in records.QUICK.put_counts} <= data["writes"].keys()
+    assert all(w["rps"] > 0 for w in data["writes"].values())
+    deep = f"page_{records.QUICK.deep_page}"
+    assert {"page_1", "page_2", deep} == data["timings"].keys()
+    assert all(ratio > 0 for ratio in data["ratios"].values())

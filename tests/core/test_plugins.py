@@ -281,8 +281,8 @@ def test_unknown_kind_lists_installed_kinds_and_hints(site: Site) -> None:
         host.source("nope")
     with pytest.raises(UnknownSourceKindError, match="'taskctx-workspace' is installed but not"):
         host.source("task_workspace", root=".")
-    with pytest.raises(UnknownSourceKindError, match="install the distribution 'taskctx-records'"):
-        host.source("record_store")
+    with pytest.raises(UnknownSourceKindError, match="install the distribution 'taskctx-skills'"):
+        host.source("skill_library")
     with pytest.raises(NotInstalledError, match="no index provider named 'fts'"):
         host.index_provider("fts")
     with pytest.raises(NotInstalledError, match="no selector named 'llm'"):

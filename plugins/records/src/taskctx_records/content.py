@@ -1,0 +1,53 @@
+"""Canonical encoding of record content: text, bytes or JSON, with sha256 and size."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from taskctx_records.values import ContentType
+
+__all__ = ["Encoded", "canonical_json", "decode", "encode"]
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text: sorted keys, no spaces, UTF-8 kept (``ensure_ascii=False``)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Encoded:
+    """Content ready to store: its type, the stored value, digest and byte size."""
+
+    __slots__ = ("content_type", "sha256", "size", "stored")
+
+    def __init__(self, content_type: ContentType, stored: str | bytes, canonical: bytes) -> None:
+        self.content_type: ContentType = content_type
+        self.stored = stored
+        self.sha256 = hashlib.sha256(canonical).hexdigest()
+        self.size = len(canonical)
+
+
+def encode(content: Any) -> Encoded:
+    """Classify and canonicalize ``content`` (str -> text, bytes -> bytes, else JSON)."""
+    if isinstance(content, str):
+        return Encoded("text", content, content.encode("utf-8"))
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        data = bytes(content)
+        return Encoded("bytes", data, data)
+    try:
+        text = json.dumps(
+            content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"record content must be str, bytes or JSON-compatible: {exc}") from None
+    return Encoded("json", text, text.encode("utf-8"))
+
+
+def decode(content_type: str, stored: str | bytes | None) -> Any:
+    """The caller's value back from what was stored."""
+    if content_type == "bytes":
+        return stored if isinstance(stored, bytes) else b""
+    if content_type == "json":
+        return json.loads(stored if stored is not None else "null")
+    return stored if isinstance(stored, str) else (stored or b"").decode("utf-8")

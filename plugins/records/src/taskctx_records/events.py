@@ -1,0 +1,187 @@
+"""The append-only event log: per-stream sequences, idempotency keys, indexed queries.
+
+An event takes the next store revision (its global position) and the next sequence of its
+stream (from 1). Indexes on ``(task_id, revision)``, ``(type, revision)``,
+``(actor, revision)`` and ``(stream, revision)`` are maintained by SQLite on every insert,
+so a query by task id reads and decodes only its hits, in revision order, by keyset.
+
+``expected_sequence`` is optimistic concurrency in the EventStoreDB sense: the sequence the
+caller believes the stream's *last* event has (``0`` for an empty stream); a mismatch
+raises :class:`~taskctx_records.errors.EventConflictError`. An ``idempotency_key`` seen
+before on the stream returns the stored event unchanged; reusing it for a different type
+or payload is a conflict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from taskctx.errors import CursorError
+from taskctx_records.content import canonical_json
+from taskctx_records.errors import EventConflictError
+from taskctx_records.values import Event
+
+__all__ = [
+    "EVENT_COLUMNS",
+    "EventSpec",
+    "append",
+    "count_events",
+    "fetch_events",
+    "row_to_event",
+]
+
+EVENT_COLUMNS = (
+    "stream, sequence, type, payload, actor, task_id, idempotency_key, revision, created_at"
+)
+
+
+def row_to_event(row: Sequence[Any]) -> Event:
+    """An Event from a row selected with :data:`EVENT_COLUMNS`."""
+    return Event.model_construct(
+        stream=row[0],
+        sequence=row[1],
+        type=row[2],
+        payload=json.loads(row[3]),
+        actor=row[4],
+        task_id=row[5],
+        idempotency_key=row[6],
+        revision=row[7],
+        created_at=datetime.fromisoformat(row[8]),
+    )
+
+
+def append(
+    conn: sqlite3.Connection,
+    *,
+    revision_of: Any,
+    now: str,
+    stream: str,
+    type: str,
+    payload: Any,
+    actor: str | None,
+    task_id: str | None,
+    idempotency_key: str | None,
+    expected_sequence: int | None,
+) -> Event:
+    """Append one event inside the caller's write transaction.
+
+    ``revision_of()`` allocates the next store revision (called only when a row is written).
+    """
+    if not stream or not isinstance(stream, str):
+        raise ValueError("an event needs a non-empty stream name")
+    if not type or not isinstance(type, str):
+        raise ValueError("an event needs a non-empty type")
+    payload_json = canonical_json(payload)
+    if idempotency_key is not None:
+        row = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE stream = ? AND idempotency_key = ?",
+            (stream, idempotency_key),
+        ).fetchone()
+        if row is not None:
+            if row[2] != type or row[3] != payload_json:
+                raise EventConflictError(
+                    f"idempotency key {idempotency_key!r} on stream {stream!r} was used for "
+                    f"another event (sequence {row[1]}, type {row[2]!r})",
+                    stream=stream,
+                    expected=expected_sequence,
+                    actual=int(row[1]),
+                )
+            return row_to_event(row)
+    last = int(
+        conn.execute(
+            "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE stream = ?", (stream,)
+        ).fetchone()[0]
+    )
+    if expected_sequence is not None and expected_sequence != last:
+        raise EventConflictError(
+            f"stream {stream!r} is at sequence {last}, not the expected {expected_sequence}",
+            stream=stream,
+            expected=expected_sequence,
+            actual=last,
+        )
+    revision = int(revision_of())
+    values = (
+        stream,
+        last + 1,
+        type,
+        payload_json,
+        actor,
+        task_id,
+        idempotency_key,
+        revision,
+        now,
+    )
+    conn.execute(f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+    return row_to_event(values)
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """What an event query asks (hashed into its cursor)."""
+
+    stream: str | None = None
+    task_id: str | None = None
+    type: str | None = None
+    actor: str | None = None
+    order: Literal["asc", "desc"] = "asc"
+    page_size: int = 50
+
+    def to_body(self) -> dict[str, Any]:
+        """JSON-safe form for a cursor."""
+        return {
+            "stream": self.stream,
+            "task_id": self.task_id,
+            "type": self.type,
+            "actor": self.actor,
+            "order": self.order,
+            "page_size": self.page_size,
+        }
+
+    @classmethod
+    def from_body(cls, body: Any) -> EventSpec:
+        """The spec a cursor carries (CursorError if it is not one)."""
+        try:
+            return cls(**{key: body[key] for key in cls().to_body()})
+        except (KeyError, TypeError) as exc:
+            raise CursorError(f"cursor does not carry an event query: {exc}") from None
+
+    def digest(self) -> str:
+        """The query hash a cursor is bound to."""
+        return hashlib.sha256(canonical_json(self.to_body()).encode()).hexdigest()[:32]
+
+
+def _where(spec: EventSpec, revision: int) -> tuple[str, list[Any]]:
+    clauses = ["revision <= ?"]
+    params: list[Any] = [revision]
+    for column in ("stream", "task_id", "type", "actor"):
+        value = getattr(spec, column)
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    return "FROM events WHERE " + " AND ".join(clauses), params
+
+
+def count_events(conn: sqlite3.Connection, spec: EventSpec, revision: int) -> int:
+    """Matching events at ``revision`` by indexed COUNT."""
+    where, params = _where(spec, revision)
+    return int(conn.execute(f"SELECT COUNT(*) {where}", params).fetchone()[0])
+
+
+def fetch_events(
+    conn: sqlite3.Connection, spec: EventSpec, revision: int, after: int | None, limit: int
+) -> list[tuple[Any, ...]]:
+    """Up to ``limit`` event rows after the keyset position ``after`` (a revision)."""
+    where, params = _where(spec, revision)
+    if after is not None:
+        where += f" AND revision {'>' if spec.order == 'asc' else '<'} ?"
+        params.append(after)
+    direction = "ASC" if spec.order == "asc" else "DESC"
+    params.append(limit)
+    sql = f"SELECT {EVENT_COLUMNS} {where} ORDER BY revision {direction} LIMIT ?"
+    return list(conn.execute(sql, params).fetchall())

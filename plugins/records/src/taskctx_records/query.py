@@ -1,0 +1,314 @@
+"""Keyset record queries pinned to a revision, their signed cursors and their coverage.
+
+A query is a :class:`QuerySpec`. Its first page fixes the snapshot revision ``R`` (the
+store revision then) and counts the matching set at ``R`` once with an indexed ``COUNT``;
+the cursor carries the spec, its hash, ``R``, the last id delivered, the count and the
+store id, signed with the store's key. Every page is ``... AND id > :after ORDER BY id
+LIMIT :n`` over the versions alive at ``R`` (``revision <= R < valid_to``), so page 1,000
+costs what page 1 costs and later writes are never seen.
+
+Filters are equality on JSON dotted paths: ``{"content.status": "failed"}``,
+``{"meta.reviewer.name": "ann"}``; a path without a ``content.``/``meta.`` prefix means
+content. Content filters match JSON records only. Values compare as JSON (``1`` is not
+``"1"``; ``None`` matches JSON null). A path segment cannot contain ``.`` or ``"``. A
+filtered query is not counted in advance: its coverage says ``considered=None`` with the
+reason "streaming scan cost unmeasured" unless one page holds it all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from taskctx.errors import CursorError
+from taskctx.model import (
+    CoverageOutcome,
+    CoverageReason,
+    CoverageStatus,
+    Enumeration,
+    SourceCoverage,
+)
+from taskctx_records.content import canonical_json, decode
+from taskctx_records.values import Record
+
+__all__ = [
+    "QUERY_PURPOSE",
+    "RECORD_COLUMNS",
+    "STREAMING_SCAN_UNMEASURED",
+    "QuerySpec",
+    "count_matching",
+    "fetch_page",
+    "make_coverage",
+    "row_to_record",
+    "scope_pairs",
+]
+
+QUERY_PURPOSE = "taskctx.records.query.v1"
+STREAMING_SCAN_UNMEASURED = "streaming scan cost unmeasured"
+SOURCE_KIND = "record_store"
+
+RECORD_COLUMNS = (
+    "r.id, r.collection, r.kind, r.scope, r.source, r.meta, r.content_type, r.content, "
+    "r.sha256, r.size, r.version, r.revision, r.created_at"
+)
+
+Order = Literal["asc", "desc"]
+
+
+def scope_pairs(scope: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """A scope as sorted ``(key, canonical JSON value)`` pairs."""
+    if not scope:
+        return ()
+    if not isinstance(scope, Mapping):
+        raise TypeError("scope must be a JSON object (a mapping of keys to values)")
+    return tuple(sorted((str(key), canonical_json(value)) for key, value in scope.items()))
+
+
+def _json_path(path: str) -> tuple[str, str]:
+    """``content.a.b`` -> (``content``, ``$."a"."b"``)."""
+    parts = path.split(".")
+    column = "content"
+    if parts[0] in ("content", "meta") and len(parts) > 1:
+        column, parts = parts[0], parts[1:]
+    if not all(parts) or any('"' in part for part in parts):
+        raise ValueError(f"invalid filter path {path!r}: empty segment or '\"'")
+    return column, "$" + "".join(f'."{part}"' for part in parts)
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """What a record query asks: it is hashed into the cursor, so a cursor serves one spec."""
+
+    collection: str | None = None
+    kind: str | None = None
+    scope: tuple[tuple[str, str], ...] = ()
+    collections: tuple[str, ...] | None = None
+    filters: tuple[tuple[str, str], ...] = ()
+    order: Order = "asc"
+    page_size: int = 50
+    max_records: int | None = None
+    max_bytes: int | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        collection: str | None,
+        kind: str | None,
+        scope: Mapping[str, Any] | None,
+        filters: Mapping[str, Any] | None,
+        order: str,
+        page_size: int,
+        max_records: int | None,
+        max_bytes: int | None,
+    ) -> QuerySpec:
+        """Validate and normalize the arguments of ``RecordStore.query``."""
+        if order not in ("asc", "desc"):
+            raise ValueError(f"order must be 'asc' or 'desc', not {order!r}")
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if max_records is not None and max_records < 1:
+            raise ValueError("max_records must be at least 1")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
+        filter_pairs = tuple(
+            sorted((str(path), canonical_json(value)) for path, value in (filters or {}).items())
+        )
+        for path, _ in filter_pairs:
+            _json_path(path)
+        return cls(
+            collection=collection,
+            kind=kind,
+            scope=scope_pairs(scope),
+            filters=filter_pairs,
+            order=order,  # type: ignore[arg-type]
+            page_size=page_size,
+            max_records=max_records,
+            max_bytes=max_bytes,
+        )
+
+    def to_body(self) -> dict[str, Any]:
+        """JSON-safe form for a cursor."""
+        return {
+            "collection": self.collection,
+            "kind": self.kind,
+            "scope": [list(pair) for pair in self.scope],
+            "collections": None if self.collections is None else list(self.collections),
+            "filters": [list(pair) for pair in self.filters],
+            "order": self.order,
+            "page_size": self.page_size,
+            "max_records": self.max_records,
+            "max_bytes": self.max_bytes,
+        }
+
+    @classmethod
+    def from_body(cls, body: Any) -> QuerySpec:
+        """The spec a cursor carries (CursorError if it is not one)."""
+        try:
+            return cls(
+                collection=body["collection"],
+                kind=body["kind"],
+                scope=tuple((str(k), str(v)) for k, v in body["scope"]),
+                collections=(None if body["collections"] is None else tuple(body["collections"])),
+                filters=tuple((str(k), str(v)) for k, v in body["filters"]),
+                order=body["order"],
+                page_size=int(body["page_size"]),
+                max_records=body["max_records"],
+                max_bytes=body["max_bytes"],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CursorError(f"cursor does not carry a record query: {exc}") from None
+
+    def digest(self) -> str:
+        """The query hash a cursor is bound to."""
+        return hashlib.sha256(canonical_json(self.to_body()).encode()).hexdigest()[:32]
+
+    @property
+    def limit(self) -> int:
+        """Records per page: ``page_size`` capped by ``max_records``."""
+        if self.max_records is None:
+            return self.page_size
+        return min(self.page_size, self.max_records)
+
+
+def _where(spec: QuerySpec, revision: int) -> tuple[str, str, list[Any]]:
+    """FROM/WHERE clause, the keyset column and parameters of ``spec`` at ``revision``."""
+    params: list[Any] = []
+    clauses: list[str] = []
+    if spec.scope:
+        (key0, value0), rest = spec.scope[0], spec.scope[1:]
+        source = "record_scope s0 JOIN records r ON r.id = s0.id AND r.version = s0.version"
+        clauses.append("s0.key = ? AND s0.value = ? AND s0.current = 1")
+        params += [key0, value0]
+        for key, value in rest:
+            clauses.append(
+                "EXISTS (SELECT 1 FROM record_scope sx WHERE sx.id = r.id AND "
+                "sx.version = r.version AND sx.key = ? AND sx.value = ? AND sx.current = 1)"
+            )
+            params += [key, value]
+        key_column = "s0.id"
+    else:
+        source = "records r"
+        key_column = "r.id"
+    clauses.append("+r.revision <= ? AND +r.valid_to > ? AND +r.deleted = 0")
+    params += [revision, revision]
+    if spec.collection is not None:
+        clauses.append("r.collection = ?")
+        params.append(spec.collection)
+    if spec.collections is not None:
+        marks = ", ".join("?" for _ in spec.collections) or "NULL"
+        clauses.append(f"r.collection IN ({marks})")
+        params += list(spec.collections)
+    if spec.kind is not None:
+        clauses.append("r.kind = ?")
+        params.append(spec.kind)
+    for path, value_json in spec.filters:
+        column, json_path = _json_path(path)
+        if column == "content":
+            clauses.append("r.content_type = 'json'")
+        value = json.loads(value_json)
+        if value is None or isinstance(value, bool):
+            clauses.append(f"json_type(r.{column}, ?) = ?")
+            params += [json_path, "null" if value is None else ("true" if value else "false")]
+        elif isinstance(value, (dict, list)):
+            clauses.append(f"json_type(r.{column}, ?) IN ('object', 'array')")
+            clauses.append(f"json_extract(r.{column}, ?) = ?")
+            params += [json_path, json_path, value_json]
+        elif isinstance(value, str):
+            clauses.append(f"json_type(r.{column}, ?) = 'text' AND json_extract(r.{column}, ?) = ?")
+            params += [json_path, json_path, value]
+        else:
+            clauses.append(
+                f"json_type(r.{column}, ?) IN ('integer', 'real') "
+                f"AND json_extract(r.{column}, ?) = ?"
+            )
+            params += [json_path, json_path, value]
+    return f"FROM {source} WHERE " + " AND ".join(clauses), key_column, params
+
+
+def count_matching(conn: sqlite3.Connection, spec: QuerySpec, revision: int) -> int | None:
+    """The size of the matching set at ``revision`` by indexed COUNT; None for filters."""
+    if spec.filters:
+        return None
+    where, _, params = _where(spec, revision)
+    return int(conn.execute(f"SELECT COUNT(*) {where}", params).fetchone()[0])
+
+
+def fetch_page(
+    conn: sqlite3.Connection, spec: QuerySpec, revision: int, after: str | None, limit: int
+) -> list[tuple[Any, ...]]:
+    """Up to ``limit`` record rows after the keyset position ``after`` at ``revision``."""
+    where, key_column, params = _where(spec, revision)
+    direction = "ASC" if spec.order == "asc" else "DESC"
+    if after is not None:
+        where += f" AND {key_column} {'>' if spec.order == 'asc' else '<'} ?"
+        params.append(after)
+    sql = f"SELECT {RECORD_COLUMNS} {where} ORDER BY {key_column} {direction} LIMIT ?"
+    params.append(limit)
+    return list(conn.execute(sql, params).fetchall())
+
+
+def row_to_record(row: Sequence[Any]) -> Record:
+    """A Record from a row selected with :data:`RECORD_COLUMNS` (trusted: no re-validation)."""
+    content_type = row[6]
+    return Record.model_construct(
+        id=row[0],
+        collection=row[1],
+        kind=row[2],
+        scope=json.loads(row[3]),
+        source=row[4],
+        meta=json.loads(row[5]),
+        content_type=content_type,
+        content=decode(content_type, row[7]),
+        sha256=row[8],
+        size=row[9],
+        version=row[10],
+        revision=row[11],
+        created_at=datetime.fromisoformat(row[12]),
+    )
+
+
+def make_coverage(
+    *,
+    binding_id: str,
+    considered: int | None,
+    delivered: int,
+    first_page: bool,
+    has_more: bool,
+    revision: int,
+) -> SourceCoverage:
+    """Coverage of one page: complete only when one page holds the whole matching set."""
+    reasons: list[str] = []
+    if considered is None and first_page and not has_more:
+        considered = delivered
+    if considered is None:
+        reasons.append(STREAMING_SCAN_UNMEASURED)
+        status = CoverageStatus.PARTIAL if (has_more or not first_page) else CoverageStatus.UNKNOWN
+        omitted = None
+    else:
+        omitted = considered - delivered
+        status = CoverageStatus.COMPLETE if omitted == 0 else CoverageStatus.PARTIAL
+    if has_more or not first_page:
+        reasons.append(str(CoverageReason.PAGED_RESULT))
+    outcome = (
+        CoverageOutcome.NO_MATCH_IN_SCOPE
+        if considered == 0 or (considered is None and delivered == 0 and first_page)
+        else CoverageOutcome.MATCHED
+    )
+    return SourceCoverage(
+        binding_id=binding_id,
+        source_kind=SOURCE_KIND,
+        status=status,
+        enumeration=Enumeration.EXHAUSTIVE,
+        outcome=outcome,
+        considered=considered,
+        delivered=delivered,
+        omitted=omitted,
+        reasons=tuple(reasons),
+        revision=str(revision),
+    )

@@ -1,0 +1,255 @@
+"""The database file: opening it, checking it, and its versioned schema migrations.
+
+The schema version is ``PRAGMA user_version``. Each migration is a list of SQL statements
+applied in one ``BEGIN IMMEDIATE`` transaction, so concurrent first opens agree and a failed
+upgrade leaves the file as it was. Version 1 holds records and their scope keys; version 2
+adds links, checkpoints, snapshots and events.
+
+Records are append-only: every write inserts a new version row (a tombstone for a delete)
+with the next store ``revision``. The one column ever updated is ``valid_to``, the revision
+of the version that superseded this one (``OPEN_END`` while current): a derived index column
+that makes "alive at revision R" a range test (``revision <= R < valid_to``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from taskctx.errors import NotFoundError
+from taskctx_records.errors import RecordStoreCorruptError, RecordStoreError
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "MIGRATIONS",
+    "OPEN_END",
+    "SCHEMA_VERSION",
+    "check_file",
+    "migrate",
+    "open_database",
+    "translate_errors",
+]
+
+BUSY_TIMEOUT_S = 30.0
+OPEN_END = 2**62
+"""``valid_to`` of a current version: larger than any revision."""
+
+_V1 = [
+    """CREATE TABLE store_state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        revision INTEGER NOT NULL,
+        store_id TEXT NOT NULL
+    )""",
+    """CREATE TABLE records (
+        id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        revision INTEGER NOT NULL UNIQUE,
+        valid_to INTEGER NOT NULL,
+        collection TEXT NOT NULL,
+        kind TEXT,
+        scope TEXT NOT NULL,
+        source TEXT,
+        meta TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        content BLOB,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (id, version)
+    )""",
+    "CREATE INDEX records_by_collection ON records (collection, id, revision, valid_to, deleted)",
+    "CREATE INDEX records_by_kind ON records (collection, kind, id, revision, valid_to, deleted)",
+    "CREATE INDEX records_by_collection_revision ON records (collection, revision)",
+    """CREATE TABLE record_scope (
+        id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        current INTEGER NOT NULL,
+        PRIMARY KEY (id, version, key, current)
+    )""",
+    "CREATE INDEX record_scope_by_value ON record_scope (key, value, current, id, version)",
+    "CREATE INDEX record_scope_by_revision ON record_scope (key, value, revision)",
+]
+
+_V2 = [
+    """CREATE TABLE links (
+        revision INTEGER PRIMARY KEY,
+        source_id TEXT NOT NULL,
+        target_id TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX links_out ON links (source_id, relation, target_id)",
+    "CREATE INDEX links_in ON links (target_id, relation, source_id)",
+    """CREATE TABLE checkpoints (
+        run_id TEXT NOT NULL,
+        state_version INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, state_version)
+    )""",
+    """CREATE TABLE snapshots (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,
+        revision INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE events (
+        revision INTEGER PRIMARY KEY,
+        stream TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        actor TEXT,
+        task_id TEXT,
+        idempotency_key TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (stream, sequence)
+    )""",
+    "CREATE UNIQUE INDEX events_idempotency ON events (stream, idempotency_key) "
+    "WHERE idempotency_key IS NOT NULL",
+    "CREATE INDEX events_by_task ON events (task_id, revision)",
+    "CREATE INDEX events_by_type ON events (type, revision)",
+    "CREATE INDEX events_by_actor ON events (actor, revision)",
+    "CREATE INDEX events_by_stream ON events (stream, revision)",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2))
+"""``MIGRATIONS[i]`` upgrades schema version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_CORRUPT_MARKERS = ("malformed", "not a database", "disk image", "file is encrypted", "corrupt")
+
+
+@contextmanager
+def translate_errors(path: Path) -> Iterator[None]:
+    """Raise sqlite3 errors as :class:`RecordStoreError` (corruption as its subclass)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        message = str(exc)
+        if any(marker in message.lower() for marker in _CORRUPT_MARKERS):
+            raise RecordStoreCorruptError(
+                f"record store database {path} is corrupt or truncated ({message}); "
+                "restore it from a backup or move it aside to start a new store",
+                path=path,
+            ) from exc
+        raise RecordStoreError(f"record store database {path}: {message}", path=path) from exc
+
+
+def check_file(path: Path) -> None:
+    """Refuse a file that is not SQLite or is shorter than its header says (cheap: 100 bytes)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise RecordStoreCorruptError(
+            f"record store database {path} is not a SQLite database (bad or short header)",
+            path=path,
+        )
+    (page_size,) = struct.unpack(">H", header[16:18])
+    page_size = 65536 if page_size == 1 else page_size
+    (pages,) = struct.unpack(">I", header[28:32])
+    if pages and size < page_size * pages:
+        raise RecordStoreCorruptError(
+            f"record store database {path} is truncated: {size} bytes on disk, the header "
+            f"declares {pages} pages of {page_size} bytes",
+            path=path,
+        )
+
+
+def migrate(db: Database, path: Path, *, upto: int = SCHEMA_VERSION) -> int:
+    """Apply the migrations from the file's version to ``upto``; return the new version."""
+    conn = db.conn
+    with translate_errors(path):
+        current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if current >= upto:
+            return current
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            for version in range(current, upto):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                if version == 0:
+                    conn.execute(
+                        "INSERT INTO store_state (id, revision, store_id) VALUES (1, 0, ?)",
+                        (uuid.uuid4().hex,),
+                    )
+            conn.execute(f"PRAGMA user_version = {max(current, upto)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return max(current, upto)
+
+
+def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) -> Database:
+    """Open (read-write: create and migrate) the database at ``path`` through sqlite-utils."""
+    if read_only and not path.exists():
+        raise NotFoundError(f"no record store database at {path} (read_only does not create one)")
+    check_file(path)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with translate_errors(path):
+        if read_only:
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            conn = sqlite3.connect(
+                os.fspath(path),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            if not read_only:
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+    db = Database(conn)
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        conn.close()
+        raise RecordStoreError(
+            f"record store database {path} has schema version {version}, newer than this "
+            f"taskctx-records ({SCHEMA_VERSION}); upgrade taskctx-records",
+            path=path,
+        )
+    if version < upto:
+        if read_only:
+            conn.close()
+            raise RecordStoreError(
+                f"record store database {path} has schema version {version} and needs a "
+                f"migration to {upto}; open it once with mode='read_write'",
+                path=path,
+            )
+        migrate(db, path, upto=upto)
+    return db

@@ -1,0 +1,187 @@
+"""The ``record_store`` ContextSource: the records visible through a scope, one per item.
+
+The revision is the highest store revision of any record version (tombstones included)
+visible through the scope, so writes outside it never make a reader stale. The store
+is append-only, so every page and exact read of one read is taken "as of" the pinned
+revision: a consistent snapshot without holding a transaction open, and later pages
+of a result continue that snapshot even after new writes (``serves_pinned_revisions``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from taskctx.errors import NotFoundError, PolicyError
+from taskctx.media import classify
+from taskctx.model import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    Representation,
+    SourceDescriptor,
+)
+
+if TYPE_CHECKING:
+    from taskctx_records.store import RecordStore
+    from taskctx_records.values import Record
+
+__all__ = ["RecordSource", "record_text"]
+
+
+def record_text(record: Record) -> str | None:
+    """What a model reads of a record: text as is, JSON pretty-printed, bytes: nothing."""
+    if record.content_type == "text":
+        return str(record.content)
+    if record.content_type == "json":
+        return json.dumps(record.content, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return None
+
+
+def _version(record: Record) -> str:
+    return f"r{record.revision}:{record.sha256}"
+
+
+def _revision_of(content_version: str | None) -> int | None:
+    if content_version and content_version.startswith("r") and ":" in content_version:
+        head = content_version[1:].split(":", 1)[0]
+        return int(head) if head.isdigit() else None
+    return None
+
+
+class RecordSource:
+    """Records of one store through a scope (JSON key/values) and collections."""
+
+    kind = "record_store"
+    serves_pinned_revisions = True
+
+    def __init__(
+        self,
+        store: RecordStore,
+        *,
+        scope: Mapping[str, Any] | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> None:
+        self.store = store
+        self.scope = dict(scope or {})
+        self.collections = tuple(collections) if collections is not None else None
+        fingerprint = json.dumps(
+            {"scope": self.scope, "collections": self.collections}, sort_keys=True
+        )
+        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
+        self.identity = f"record_store:{store.root}:{digest}"
+        self.index_directory = Path(store.root) / ".taskctx" / "index"
+
+    def describe(self) -> dict[str, Any]:
+        """Catalog facts: the store, the scope and the collections."""
+        return {
+            "root": str(self.store.root),
+            "scope": self.scope,
+            "collections": list(self.collections) if self.collections is not None else None,
+        }
+
+    async def async_revision(self) -> str:
+        """``r<N>``: the last revision that touched a record visible through the scope."""
+        return await asyncio.to_thread(
+            lambda: f"r{self.store.scope_revision(self.scope or None, self.collections)}"
+        )
+
+    def _at(self, revision: str | None) -> int:
+        if revision is not None and revision.startswith("r") and revision[1:].isdigit():
+            return int(revision[1:])
+        return self.store.scope_revision(self.scope or None, self.collections)
+
+    def _descriptor(self, record: Record) -> SourceDescriptor:
+        text = record_text(record)
+        if text is not None:
+            media_type = "application/json" if record.content_type == "json" else "text/plain"
+            representation = Representation.TEXT
+        else:
+            data = record.content if isinstance(record.content, bytes) else b""
+            media_type = classify(None, None, head=data[:512]).media_type
+            representation = Representation.REFERENCE_ONLY
+        title = f"{record.collection}/{record.kind}" if record.kind else record.collection
+        return SourceDescriptor(
+            path=record.id,
+            title=f"{title} {record.id}",
+            media_type=media_type,
+            size=record.size,
+            chars=len(text) if text is not None else None,
+            content_version=_version(record),
+            representation=representation,
+            metadata={
+                "collection": record.collection,
+                "kind": record.kind,
+                "scope": record.scope,
+                "meta": record.meta,
+            },
+        )
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """Records alive at the revision asked for (else the current one), by id."""
+
+        def page() -> DescriptorPage:
+            at = self._at(request.revision)
+            records = self.store.iter_visible(
+                self.scope or None,
+                self.collections,
+                at,
+                after_id=request.cursor,
+                limit=request.page_size + 1,
+            )
+            more = len(records) > request.page_size
+            records = records[: request.page_size]
+            return DescriptorPage(
+                descriptors=tuple(self._descriptor(r) for r in records),
+                revision=f"r{at}",
+                next_cursor=records[-1].id if more and records else None,
+            )
+
+        return await asyncio.to_thread(page)
+
+    def _visible(self, record: Record) -> bool:
+        if self.collections is not None and record.collection not in self.collections:
+            return False
+        scope = record.scope if isinstance(record.scope, Mapping) else {}
+        return all(scope.get(key) == value for key, value in self.scope.items())
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """The record (as of the pinned version, when the ref carries one), bounded."""
+
+        def read() -> ExactRead:
+            at = _revision_of(ref.version)
+            try:
+                record = self.store.get(ref.path, at_revision=at)
+            except NotFoundError:
+                raise NotFoundError(f"record {ref.path!r} is not in the store") from None
+            if not self._visible(record):
+                raise PolicyError(
+                    f"record {ref.path!r} is outside this source's scope "
+                    f"{self.scope or '{}'} / collections {self.collections}"
+                )
+            descriptor = self._descriptor(record)
+            text = record_text(record)
+            if text is None:  # bytes are never text; images may still attach
+                data = record.content if isinstance(record.content, bytes) else b""
+                return ExactRead(
+                    path=record.id,
+                    data=data,
+                    media_type=descriptor.media_type,
+                    representation=Representation.REFERENCE_ONLY,
+                    digest="sha256:" + hashlib.sha256(data).hexdigest(),
+                    content_version=descriptor.content_version,
+                )
+            return ExactRead.from_text(
+                record.id,
+                text,
+                limit,
+                media_type=descriptor.media_type,
+                content_version=descriptor.content_version,
+            )
+
+        return await asyncio.to_thread(read)

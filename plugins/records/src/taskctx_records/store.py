@@ -1,0 +1,746 @@
+"""``RecordStore``: versioned records, links, checkpoints, snapshots and events on SQLite.
+
+The database is ``<root>/.taskctx/records/records.db`` (WAL, 30 s busy timeout), opened
+through sqlite-utils. Every write runs in one ``BEGIN IMMEDIATE`` transaction and takes the
+next store revision(s); a snapshot is a revision number, and every read "as of" a revision
+is exact. Query cursors are signed with the key in ``<root>/.taskctx/records/cursor.key``
+(or ``$TASKCTX_CURSOR_KEY``), so another RecordStore on the same root continues them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from taskctx.cursor import CursorSigner, load_or_create_key
+from taskctx.errors import CursorError, NotFoundError, PolicyError
+from taskctx_records import events as event_log
+from taskctx_records.budget import DEFAULT_MATERIALIZATION_LIMIT, MaterializationBudget
+from taskctx_records.content import canonical_json
+from taskctx_records.errors import CheckpointConflictError
+from taskctx_records.pinned import PinnedView, PinnedViewLimits
+from taskctx_records.query import (
+    QUERY_PURPOSE,
+    RECORD_COLUMNS,
+    QuerySpec,
+    count_matching,
+    fetch_page,
+    make_coverage,
+    row_to_record,
+    scope_pairs,
+)
+from taskctx_records.schema import open_database, translate_errors
+from taskctx_records.values import (
+    BoundedRead,
+    Checkpoint,
+    Event,
+    EventPage,
+    Link,
+    MaterializationEvent,
+    QueryPage,
+    Record,
+    RecordRef,
+    Snapshot,
+)
+from taskctx_records.writes import PutItem, allocate, write_versions
+
+if TYPE_CHECKING:
+    from taskctx.plugins import PluginHost
+    from taskctx_records.source import RecordSource
+
+__all__ = ["DB_NAME", "RecordStore"]
+
+DB_NAME = "records.db"
+STATE_SUBDIR = Path(".taskctx") / "records"
+BINDING_ID = "records"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class RecordStore:
+    """A durable, append-only record store under ``<root>/.taskctx/records/``."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        mode: Literal["read_only", "read_write"] = "read_write",
+        host: PluginHost | None = None,
+        materialization_limit: int = DEFAULT_MATERIALIZATION_LIMIT,
+        strict: bool = False,
+    ) -> None:
+        if mode not in ("read_only", "read_write"):
+            raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
+        self.root = Path(root)
+        self.mode = mode
+        self.state_dir = self.root / STATE_SUBDIR
+        self.path = self.state_dir / DB_NAME
+        self._host = host
+        self._budget = MaterializationBudget(materialization_limit, strict=strict)
+        self._lock = threading.RLock()
+        self._db = open_database(self.path, read_only=mode == "read_only")
+        self._conn: sqlite3.Connection = self._db.conn
+        with translate_errors(self.path):
+            self.store_id: str = self._conn.execute(
+                "SELECT store_id FROM store_state WHERE id = 1"
+            ).fetchone()[0]
+        self._signer: CursorSigner | None = None
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    @property
+    def host(self) -> PluginHost:
+        """The plugin host (the default host from the environment when none was given)."""
+        if self._host is None:
+            from taskctx.plugins import PluginHost
+
+            self._host = PluginHost.from_environment()
+        return self._host
+
+    @property
+    def materialization_limit(self) -> int:
+        """Records one operation may expand before it warns (strict: raises)."""
+        return self._budget.limit
+
+    @property
+    def materialization_events(self) -> list[MaterializationEvent]:
+        """The operations that passed the materialization budget, with their call sites."""
+        return list(self._budget.events)
+
+    @property
+    def signer(self) -> CursorSigner:
+        """The cursor signer of this store's root (key made on first use)."""
+        if self._signer is None:
+            self._signer = CursorSigner(load_or_create_key(self.state_dir), QUERY_PURPOSE)
+        return self._signer
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> RecordStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RecordStore({str(self.root)!r}, mode={self.mode!r})"
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.mode != "read_write":
+            raise PolicyError(f"record store {self.path} is read_only: writes are refused")
+        with self._lock, translate_errors(self.path):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, translate_errors(self.path):
+            yield self._conn
+
+    def _pin(self, at_revision: int | None) -> int:
+        current = self.revision
+        if at_revision is None:
+            return current
+        if at_revision < 0 or at_revision > current:
+            raise ValueError(f"revision {at_revision} is not in 0..{current}")
+        return at_revision
+
+    @property
+    def revision(self) -> int:
+        """The current store revision (0 for an empty store): one counter for every write."""
+        with self._read() as conn:
+            return int(conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0])
+
+    # -- records --------------------------------------------------------------------------
+
+    def put(
+        self,
+        content: Any,
+        *,
+        collection: str,
+        kind: str | None = None,
+        scope: Mapping[str, Any] | None = None,
+        source: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        record_id: str | None = None,
+    ) -> RecordRef:
+        """Write a record (a new version when ``record_id`` names an existing one)."""
+        item = PutItem.checked(
+            content,
+            collection=collection,
+            kind=kind,
+            scope=scope,
+            source=source,
+            meta=meta,
+            record_id=record_id,
+        )
+        with self._write() as conn:
+            return write_versions(conn, [item], _now())[0]
+
+    def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
+        """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""
+        checked = [PutItem.from_keywords(item) for item in items]
+        with self._write() as conn:
+            return write_versions(conn, checked, _now())
+
+    def delete(self, record_id: str) -> RecordRef:
+        """Write a tombstone version; the record is absent from then on (history stays)."""
+        item = PutItem(None, "", record_id=record_id, delete=True)
+        with self._write() as conn:
+            return write_versions(conn, [item], _now())[0]
+
+    def _row(self, record_id: str, revision: int) -> tuple[Any, ...]:
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT {RECORD_COLUMNS}, r.deleted FROM records r WHERE r.id = ? "
+                "AND r.revision <= ? ORDER BY r.version DESC LIMIT 1",
+                (record_id, revision),
+            ).fetchone()
+        if row is None or row[-1]:
+            state = "deleted" if row is not None else "absent"
+            raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
+        return tuple(row)
+
+    def get(self, record_id: str, *, at_revision: int | None = None) -> Record:
+        """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted."""
+        return row_to_record(self._row(record_id, self._pin(at_revision)))
+
+    def read_bounded(
+        self,
+        record_id: str,
+        offset: int = 0,
+        limit: int | None = None,
+        *,
+        at_revision: int | None = None,
+    ) -> BoundedRead:
+        """A slice of the canonical content: characters for text/JSON, bytes for bytes."""
+        if offset < 0 or (limit is not None and limit < 0):
+            raise ValueError("offset and limit must not be negative")
+        revision = self._pin(at_revision)
+        piece_sql = "substr(content, ?)" if limit is None else "substr(content, ?, ?)"
+        bounds = (offset + 1,) if limit is None else (offset + 1, limit)
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT content_type, {piece_sql}, length(content), sha256, size, "
+                "version, revision, deleted FROM records WHERE id = ? AND revision <= ? "
+                "ORDER BY version DESC LIMIT 1",
+                (*bounds, record_id, revision),
+            ).fetchone()
+        if row is None or row[7]:
+            raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
+        content_type, piece, total = row[0], row[1], int(row[2] or 0)
+        piece = piece if piece is not None else (b"" if content_type == "bytes" else "")
+        eof = offset + len(piece) >= total
+        common: dict[str, Any] = {
+            "record_id": record_id,
+            "offset": offset,
+            "eof": eof,
+            "sha256": row[3],
+            "size": row[4],
+            "version": row[5],
+            "revision": row[6],
+        }
+        if content_type == "bytes":
+            return BoundedRead(data=piece if isinstance(piece, bytes) else b"", **common)
+        return BoundedRead(text=str(piece), chars=total, **common)
+
+    # -- queries --------------------------------------------------------------------------
+
+    def query(
+        self,
+        collection: str | None = None,
+        kind: str | None = None,
+        scope: Mapping[str, Any] | None = None,
+        filters: Mapping[str, Any] | None = None,
+        order: Literal["asc", "desc"] = "asc",
+        page_size: int = 50,
+        cursor_ttl: float = 3600,
+        *,
+        max_records: int | None = None,
+        max_bytes: int | None = None,
+        cursor: str | None = None,
+    ) -> QueryPage:
+        """First page of the records matching, pinned to the current revision.
+
+        ``max_records``/``max_bytes`` bound what one page returns (a page always holds at
+        least one record when any remain). Given a ``cursor``, it must be one this very
+        query issued (else CursorError) and the page continues it.
+        """
+        spec = QuerySpec.build(
+            collection=collection,
+            kind=kind,
+            scope=scope,
+            filters=filters,
+            order=order,
+            page_size=page_size,
+            max_records=max_records,
+            max_bytes=max_bytes,
+        )
+        if cursor is not None:
+            body = self._verify(cursor, "query")
+            if body.get("qh") != spec.digest():
+                raise CursorError("cursor was issued for another query")
+            return self.query_continue(cursor)
+        return self.query_at(spec, self.revision, cursor_ttl=cursor_ttl)
+
+    def query_at(
+        self, spec: QuerySpec, revision: int, *, cursor_ttl: float = 3600, operation: str = "query"
+    ) -> QueryPage:
+        """First page of ``spec`` pinned to ``revision`` (used by pinned views too)."""
+        with self._read() as conn:
+            considered = count_matching(conn, spec, revision)
+        return self._page(spec, revision, None, considered, 0, 1, cursor_ttl, operation)
+
+    def query_continue(self, cursor: str) -> QueryPage:
+        """The next page of the query and snapshot a cursor carries (never newer history)."""
+        body = self._verify(cursor, "query")
+        spec = QuerySpec.from_body(body.get("spec"))
+        if spec.digest() != body.get("qh"):
+            raise CursorError("cursor query hash does not match its query")
+        return self._page(
+            spec,
+            int(body["rev"]),
+            str(body["after"]),
+            body.get("considered"),
+            int(body["delivered"]),
+            int(body["page"]) + 1,
+            float(body["ttl"]),
+            "query_continue",
+        )
+
+    def _verify(self, cursor: str, op: str) -> dict[str, Any]:
+        body = self.signer.verify(cursor)
+        if body.get("op") != op:
+            raise CursorError(f"cursor is for {body.get('op')!r}, not {op!r}")
+        if body.get("store") != self.store_id:
+            raise CursorError("cursor was issued by another record store")
+        if not isinstance(body.get("rev"), int) or body["rev"] > self.revision:
+            raise CursorError("cursor snapshot revision is not in this store")
+        return body
+
+    def _page(
+        self,
+        spec: QuerySpec,
+        revision: int,
+        after: str | None,
+        considered: int | None,
+        delivered_before: int,
+        page: int,
+        ttl: float,
+        operation: str,
+    ) -> QueryPage:
+        limit = spec.limit
+        self._budget.charge(operation, limit)
+        with self._read() as conn:
+            rows = fetch_page(conn, spec, revision, after, limit + 1)
+        has_more = len(rows) > limit
+        rows = rows[:limit]
+        if spec.max_bytes is not None:
+            total = 0
+            for index, row in enumerate(rows):
+                total += int(row[9])
+                if total > spec.max_bytes and index > 0:
+                    rows, has_more = rows[:index], True
+                    break
+        records = tuple(row_to_record(row) for row in rows)
+        next_cursor = None
+        if has_more:
+            next_cursor = self.signer.issue(
+                {
+                    "op": "query",
+                    "store": self.store_id,
+                    "spec": spec.to_body(),
+                    "qh": spec.digest(),
+                    "rev": revision,
+                    "after": records[-1].id,
+                    "considered": considered,
+                    "delivered": delivered_before + len(records),
+                    "page": page,
+                    "ttl": ttl,
+                },
+                ttl,
+            )
+        coverage = make_coverage(
+            binding_id=BINDING_ID,
+            considered=considered,
+            delivered=len(records),
+            first_page=page == 1,
+            has_more=has_more,
+            revision=revision,
+        )
+        return QueryPage(
+            records=records,
+            cursor=next_cursor,
+            has_more=has_more,
+            coverage=coverage,
+            revision=revision,
+            page=page,
+        )
+
+    def scope_revision(
+        self, scope: Mapping[str, Any] | None, collections: Sequence[str] | None
+    ) -> int:
+        """The highest revision of any record version (tombstones and departures included)
+        visible through ``scope`` and ``collections``; writes outside leave it unchanged."""
+        pairs = scope_pairs(scope)
+        names = None if collections is None else list(collections)
+        with self._read() as conn:
+            if not pairs:
+                if names is None:
+                    row = conn.execute("SELECT MAX(revision) FROM records").fetchone()
+                    return int(row[0] or 0)
+                best = 0
+                for name in names:
+                    row = conn.execute(
+                        "SELECT MAX(revision) FROM records WHERE collection = ?", (name,)
+                    ).fetchone()
+                    best = max(best, int(row[0] or 0))
+                return best
+            (key0, value0), rest = pairs[0], pairs[1:]
+            clauses = ["s0.key = ? AND s0.value = ?"]
+            params: list[Any] = [key0, value0]
+            for key, value in rest:
+                clauses.append(
+                    "EXISTS (SELECT 1 FROM record_scope sx WHERE sx.id = s0.id AND "
+                    "sx.version = s0.version AND sx.current = s0.current AND sx.key = ? "
+                    "AND sx.value = ?)"
+                )
+                params += [key, value]
+            if names is not None:
+                marks = ", ".join("?" for _ in names) or "NULL"
+                clauses.append(
+                    "EXISTS (SELECT 1 FROM records r WHERE r.id = s0.id AND "
+                    f"r.version = s0.version AND r.collection IN ({marks}))"
+                )
+                params += names
+            row = conn.execute(
+                "SELECT s0.revision FROM record_scope s0 WHERE "
+                + " AND ".join(clauses)
+                + " ORDER BY s0.revision DESC LIMIT 1",
+                params,
+            ).fetchone()
+            return 0 if row is None else int(row[0])
+
+    def iter_visible(
+        self,
+        scope: Mapping[str, Any] | None,
+        collections: Sequence[str] | None,
+        at_revision: int,
+        after_id: str | None = None,
+        limit: int = 500,
+    ) -> list[Record]:
+        """Records alive at ``at_revision`` in scope, ordered by id, after ``after_id``."""
+        spec = QuerySpec(
+            scope=scope_pairs(scope),
+            collections=None if collections is None else tuple(collections),
+        )
+        self._budget.charge("iter_visible", limit)
+        with self._read() as conn:
+            rows = fetch_page(conn, spec, self._pin(at_revision), after_id, limit)
+        return [row_to_record(row) for row in rows]
+
+    def pinned_view(
+        self,
+        *,
+        max_candidates: int = 10_000,
+        max_bytes: int = 64 * 1024 * 1024,
+        lifetime_s: float = 300.0,
+    ) -> PinnedView:
+        """A context manager fixing the current revision for a multi-query assembly."""
+        limits = PinnedViewLimits(
+            max_candidates=max_candidates, max_bytes=max_bytes, lifetime_s=lifetime_s
+        )
+        return PinnedView(self, self.revision, limits)
+
+    # -- links, checkpoints, snapshots ------------------------------------------------------
+
+    def link(
+        self,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Link:
+        """Relate two existing records (the latest link of a triple wins)."""
+        if not relation:
+            raise ValueError("a link needs a relation name")
+        now = _now()
+        meta_json = canonical_json(dict(meta or {}))
+        with self._write() as conn:
+            for record_id in (source_id, target_id):
+                row = conn.execute(
+                    "SELECT deleted FROM records WHERE id = ? ORDER BY version DESC LIMIT 1",
+                    (record_id,),
+                ).fetchone()
+                if row is None or row[0]:
+                    raise NotFoundError(f"no record {record_id!r} to link")
+            revision = allocate(conn, 1)
+            conn.execute(
+                "INSERT INTO links (revision, source_id, target_id, relation, meta, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (revision, source_id, target_id, relation, meta_json, now),
+            )
+        return Link(
+            source_id=source_id,
+            target_id=target_id,
+            relation=relation,
+            meta=dict(meta or {}),
+            revision=revision,
+            created_at=datetime.fromisoformat(now),
+        )
+
+    def links(
+        self,
+        record_id: str,
+        relation: str | None = None,
+        direction: Literal["out", "in"] = "out",
+    ) -> list[Link]:
+        """Links from (``out``) or to (``in``) a record, optionally of one relation."""
+        if direction not in ("out", "in"):
+            raise ValueError("direction must be 'out' or 'in'")
+        column = "source_id" if direction == "out" else "target_id"
+        sql = (
+            "SELECT source_id, target_id, relation, meta, revision, created_at FROM links "
+            f"WHERE {column} = ?"
+        )
+        params: list[Any] = [record_id]
+        if relation is not None:
+            sql += " AND relation = ?"
+            params.append(relation)
+        with self._read() as conn:
+            rows = conn.execute(sql + " ORDER BY revision", params).fetchall()
+        latest: dict[tuple[str, str, str], Link] = {}
+        for row in rows:
+            latest[(row[0], row[1], row[2])] = Link(
+                source_id=row[0],
+                target_id=row[1],
+                relation=row[2],
+                meta=json.loads(row[3]),
+                revision=row[4],
+                created_at=datetime.fromisoformat(row[5]),
+            )
+        return sorted(latest.values(), key=lambda link: link.revision)
+
+    def checkpoint(
+        self, run_id: str, state: Any, expected_state_version: int | None = None
+    ) -> Checkpoint:
+        """Save a run's state as its next version (``expected_state_version``: 0 = none yet)."""
+        if not run_id:
+            raise ValueError("a checkpoint needs a run_id")
+        state_json = canonical_json(state)
+        now = _now()
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT COALESCE(MAX(state_version), 0) FROM checkpoints WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            latest = int(row[0])
+            if expected_state_version is not None and expected_state_version != latest:
+                raise CheckpointConflictError(run_id, expected_state_version, latest)
+            revision = allocate(conn, 1)
+            conn.execute(
+                "INSERT INTO checkpoints (run_id, state_version, state, revision, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (run_id, latest + 1, state_json, revision, now),
+            )
+        return Checkpoint(
+            run_id=run_id,
+            state_version=latest + 1,
+            state=json.loads(state_json),
+            revision=revision,
+            created_at=datetime.fromisoformat(now),
+        )
+
+    def latest_checkpoint(self, run_id: str) -> Checkpoint | None:
+        """The run's latest checkpoint, or None."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT state_version, state, revision, created_at FROM checkpoints "
+                "WHERE run_id = ? ORDER BY state_version DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Checkpoint(
+            run_id=run_id,
+            state_version=row[0],
+            state=json.loads(row[1]),
+            revision=row[2],
+            created_at=datetime.fromisoformat(row[3]),
+        )
+
+    def snapshot(self, name: str | None = None, keep_last: int = 10) -> Snapshot:
+        """Name the current revision; keep only the ``keep_last`` newest snapshots."""
+        if keep_last < 1:
+            raise ValueError("keep_last must be at least 1")
+        now = _now()
+        with self._write() as conn:
+            revision = int(
+                conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0]
+            )
+            if name is None:
+                seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM snapshots").fetchone()
+                name = f"snapshot-{revision}-{seq[0]}"
+            if conn.execute("SELECT 1 FROM snapshots WHERE name = ?", (name,)).fetchone():
+                raise ValueError(f"a snapshot named {name!r} exists")
+            conn.execute(
+                "INSERT INTO snapshots (name, revision, created_at) VALUES (?, ?, ?)",
+                (name, revision, now),
+            )
+            conn.execute(
+                "DELETE FROM snapshots WHERE seq NOT IN "
+                "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                (keep_last,),
+            )
+        return Snapshot(name=name, revision=revision, created_at=datetime.fromisoformat(now))
+
+    def snapshots(self) -> list[Snapshot]:
+        """The kept snapshots, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT name, revision, created_at FROM snapshots ORDER BY seq"
+            ).fetchall()
+        return [
+            Snapshot(name=row[0], revision=row[1], created_at=datetime.fromisoformat(row[2]))
+            for row in rows
+        ]
+
+    # -- events ---------------------------------------------------------------------------
+
+    def append_event(
+        self,
+        stream: str,
+        type: str,
+        payload: Any,
+        *,
+        actor: str | None = None,
+        task_id: str | None = None,
+        idempotency_key: str | None = None,
+        expected_sequence: int | None = None,
+    ) -> Event:
+        """Append an event to ``stream`` (sequence from 1); see :mod:`taskctx_records.events`."""
+        with self._write() as conn:
+            return event_log.append(
+                conn,
+                revision_of=lambda: allocate(conn, 1),
+                now=_now(),
+                stream=stream,
+                type=type,
+                payload=payload,
+                actor=actor,
+                task_id=task_id,
+                idempotency_key=idempotency_key,
+                expected_sequence=expected_sequence,
+            )
+
+    def events(
+        self,
+        stream: str | None = None,
+        *,
+        task_id: str | None = None,
+        type: str | None = None,
+        actor: str | None = None,
+        order: Literal["asc", "desc"] = "asc",
+        page_size: int = 50,
+        cursor_ttl: float = 3600,
+    ) -> EventPage:
+        """First page of the matching events in revision order, pinned to the current revision."""
+        if order not in ("asc", "desc"):
+            raise ValueError(f"order must be 'asc' or 'desc', not {order!r}")
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        spec = event_log.EventSpec(stream, task_id, type, actor, order, page_size)
+        revision = self.revision
+        with self._read() as conn:
+            considered = event_log.count_events(conn, spec, revision)
+        return self._event_page(spec, revision, None, considered, 1, cursor_ttl)
+
+    def events_continue(self, cursor: str) -> EventPage:
+        """The next page of the event query and snapshot a cursor carries."""
+        body = self._verify(cursor, "events")
+        spec = event_log.EventSpec.from_body(body.get("spec"))
+        if spec.digest() != body.get("qh"):
+            raise CursorError("cursor query hash does not match its query")
+        return self._event_page(
+            spec,
+            int(body["rev"]),
+            int(body["after"]),
+            int(body["considered"]),
+            int(body["page"]) + 1,
+            float(body["ttl"]),
+        )
+
+    def _event_page(
+        self,
+        spec: event_log.EventSpec,
+        revision: int,
+        after: int | None,
+        considered: int,
+        page: int,
+        ttl: float,
+    ) -> EventPage:
+        self._budget.charge("events", spec.page_size)
+        with self._read() as conn:
+            rows = event_log.fetch_events(conn, spec, revision, after, spec.page_size + 1)
+        has_more = len(rows) > spec.page_size
+        found = tuple(event_log.row_to_event(row) for row in rows[: spec.page_size])
+        next_cursor = None
+        if has_more:
+            next_cursor = self.signer.issue(
+                {
+                    "op": "events",
+                    "store": self.store_id,
+                    "spec": spec.to_body(),
+                    "qh": spec.digest(),
+                    "rev": revision,
+                    "after": found[-1].revision,
+                    "considered": considered,
+                    "page": page,
+                    "ttl": ttl,
+                },
+                ttl,
+            )
+        coverage = make_coverage(
+            binding_id=BINDING_ID,
+            considered=considered,
+            delivered=len(found),
+            first_page=page == 1,
+            has_more=has_more,
+            revision=revision,
+        )
+        return EventPage(
+            events=found,
+            cursor=next_cursor,
+            has_more=has_more,
+            coverage=coverage,
+            revision=revision,
+            page=page,
+        )
+
+    # -- source ---------------------------------------------------------------------------
+
+    def source(
+        self,
+        scope: Mapping[str, Any] | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> RecordSource:
+        """The ``record_store`` ContextSource over this store, limited to scope/collections."""
+        from taskctx_records.source import RecordSource
+
+        return RecordSource(self, scope=scope, collections=collections)

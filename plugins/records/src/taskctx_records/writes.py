@@ -1,0 +1,205 @@
+"""Record version rows: what ``put``, ``put_many`` and ``delete`` insert in one transaction.
+
+Record ids are ``rec_`` + the 16-digit zero-padded revision that created the record
+(``rec_0000000000000042``): unique, stable across updates, sortable by creation order.
+A caller may name a record (``record_id=``) instead; its next ``put`` writes version 2.
+A record keeps its collection for life.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from taskctx.errors import NotFoundError
+from taskctx_records.content import canonical_json, encode
+from taskctx_records.query import scope_pairs
+from taskctx_records.schema import OPEN_END
+from taskctx_records.values import RecordRef
+
+__all__ = ["PutItem", "allocate", "new_record_id", "write_versions"]
+
+_RECORD_INSERT = (
+    "INSERT INTO records (id, version, revision, valid_to, collection, kind, scope, source, "
+    "meta, content_type, content, sha256, size, deleted, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SCOPE_INSERT = (
+    "INSERT INTO record_scope (id, version, revision, key, value, current) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def new_record_id(revision: int) -> str:
+    """The id of a record created at ``revision``."""
+    return f"rec_{revision:016d}"
+
+
+@dataclass(frozen=True)
+class PutItem:
+    """One version to write: content (None with ``delete``) and its keywords."""
+
+    content: Any
+    collection: str
+    kind: str | None = None
+    scope: Mapping[str, Any] | None = None
+    source: str | None = None
+    meta: Mapping[str, Any] | None = None
+    record_id: str | None = None
+    delete: bool = False
+
+    @classmethod
+    def from_keywords(cls, item: Mapping[str, Any]) -> PutItem:
+        """A put_many item: a dict with ``content`` and put's keywords."""
+        unknown = set(item) - {"content", "collection", "kind", "scope", "source", "meta",
+                               "record_id"}  # fmt: skip
+        if unknown:
+            raise TypeError(f"unknown put_many keys: {sorted(unknown)}")
+        if "content" not in item:
+            raise TypeError("every put_many item needs 'content'")
+        return cls.checked(
+            item["content"],
+            collection=item.get("collection"),
+            kind=item.get("kind"),
+            scope=item.get("scope"),
+            source=item.get("source"),
+            meta=item.get("meta"),
+            record_id=item.get("record_id"),
+        )
+
+    @classmethod
+    def checked(
+        cls,
+        content: Any,
+        *,
+        collection: Any,
+        kind: str | None,
+        scope: Mapping[str, Any] | None,
+        source: str | None,
+        meta: Mapping[str, Any] | None,
+        record_id: str | None,
+    ) -> PutItem:
+        """Validate put's arguments (collection required, scope/meta JSON objects)."""
+        if not isinstance(collection, str) or not collection:
+            raise ValueError("put needs collection=: a non-empty name such as 'observations'")
+        if scope is not None and not isinstance(scope, Mapping):
+            raise TypeError("scope must be a JSON object (a mapping), e.g. {'task_id': 'x'}")
+        if meta is not None and not isinstance(meta, Mapping):
+            raise TypeError("meta must be a JSON object (a mapping)")
+        if record_id is not None and (not isinstance(record_id, str) or not record_id):
+            raise ValueError("record_id must be a non-empty string")
+        return cls(content, collection, kind, scope, source, meta, record_id)
+
+
+def allocate(conn: sqlite3.Connection, count: int) -> int:
+    """Take ``count`` revisions in the caller's transaction; return the first."""
+    row = conn.execute(
+        "UPDATE store_state SET revision = revision + ? WHERE id = 1 RETURNING revision",
+        (count,),
+    ).fetchone()
+    return int(row[0]) - count + 1
+
+
+_Latest = tuple[int, str, str, str, int, "str | None", "str | None"]
+"""version, collection, scope JSON, meta JSON, deleted, kind, source of a latest version."""
+
+
+def _latest(conn: sqlite3.Connection, record_id: str) -> _Latest | None:
+    row = conn.execute(
+        "SELECT version, collection, scope, meta, deleted, kind, source FROM records "
+        "WHERE id = ? ORDER BY version DESC LIMIT 1",
+        (record_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return (int(row[0]), row[1], row[2], row[3], int(row[4]), row[5], row[6])
+
+
+def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
+    """Insert one version per item with consecutive new revisions (caller's transaction)."""
+    if not items:
+        return []
+    first = allocate(conn, len(items))
+    latest: dict[str, _Latest] = {}
+    record_rows: list[tuple[Any, ...]] = []
+    scope_rows: list[tuple[Any, ...]] = []
+    supersede: list[tuple[int, str, int]] = []
+    refs: list[RecordRef] = []
+    for offset, item in enumerate(items):
+        revision = first + offset
+        record_id = item.record_id
+        previous = None
+        if record_id is None:
+            record_id = new_record_id(revision)
+        else:
+            previous = latest.get(record_id) or _latest(conn, record_id)
+        if item.delete:
+            if previous is None or previous[4]:
+                raise NotFoundError(f"no record {record_id!r} to delete")
+            _, collection, scope_json, meta_json, _, kind, source = previous
+            pairs = scope_pairs(json.loads(scope_json))
+            encoded = encode("")
+            stored: Any = None
+        else:
+            collection = item.collection
+            if previous is not None and previous[1] != collection:
+                raise ValueError(
+                    f"record {record_id!r} is in collection {previous[1]!r}; a record keeps "
+                    f"its collection (asked {collection!r})"
+                )
+            encoded = encode(item.content)
+            stored = encoded.stored
+            scope_json = canonical_json(dict(item.scope or {}))
+            meta_json = canonical_json(dict(item.meta or {}))
+            pairs = scope_pairs(item.scope)
+            kind, source = item.kind, item.source
+        version = 1 if previous is None else previous[0] + 1
+        if previous is not None:
+            supersede.append((revision, record_id, previous[0]))
+            old_pairs = scope_pairs(json.loads(previous[2]))
+            if old_pairs and old_pairs != pairs:  # departure: the old scope sees the change
+                scope_rows += [(record_id, version, revision, k, v, 0) for k, v in old_pairs]
+        scope_rows += [(record_id, version, revision, k, v, 1) for k, v in pairs]
+        content_type = encoded.content_type
+        record_rows.append(
+            (
+                record_id,
+                version,
+                revision,
+                OPEN_END,
+                collection,
+                kind,
+                scope_json,
+                source,
+                meta_json,
+                content_type,
+                stored,
+                encoded.sha256,
+                encoded.size,
+                int(item.delete),
+                now,
+            )
+        )
+        latest[record_id] = (
+            version, collection, scope_json, meta_json, int(item.delete), kind, source
+        )  # fmt: skip
+        refs.append(
+            RecordRef(
+                id=record_id,
+                collection=collection,
+                version=version,
+                revision=revision,
+                content_type=content_type,
+                sha256=encoded.sha256,
+                size=encoded.size,
+            )
+        )
+    conn.executemany(_RECORD_INSERT, record_rows)
+    if supersede:
+        conn.executemany("UPDATE records SET valid_to = ? WHERE id = ? AND version = ?", supersede)
+    if scope_rows:
+        conn.executemany(_SCOPE_INSERT, scope_rows)
+    return refs

@@ -1,0 +1,61 @@
+"""`taskctx records put | get | query | events`, registered by the plugin, JSON out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from taskctx.cli import main
+
+ENV = {"TASKCTX_LOAD_PLUGINS": "taskctx-records"}
+
+
+def invoke(*args: str) -> dict[str, object]:
+    """Run a records command and parse its JSON output."""
+    result = CliRunner().invoke(main, ["records", *args], env=ENV)
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, object] = json.loads(result.output)
+    return parsed
+
+
+def test_put_get_query_round_trip(tmp_path: Path) -> None:
+    """A record put from the CLI is read back by id and found by a scoped query."""
+    root = str(tmp_path)
+    ref = invoke(
+        "put",
+        "--root",
+        root,
+        "--collection",
+        "notes",
+        "--scope",
+        '{"task_id": "t1"}',
+        "--json",
+        '{"status": "failed"}',
+    )
+    record = invoke("get", "--root", root, str(ref["id"]))
+    assert record["content"] == {"status": "failed"}
+    page = invoke("query", "--root", root, "--scope", '{"task_id": "t1"}')
+    assert [r["id"] for r in page["records"]] == [ref["id"]]  # type: ignore[index, union-attr]
+
+
+def test_events_page(tmp_path: Path) -> None:
+    """Events appended through the store are listed by task id."""
+    from taskctx_records import RecordStore
+
+    store = RecordStore(tmp_path)
+    store.append_event("review", "started", {"by": "planner"}, task_id="t1")
+    page = invoke("events", "--root", str(tmp_path), "--task-id", "t1")
+    assert len(page["events"]) == 1  # type: ignore[arg-type]
+
+
+def test_bad_json_is_a_clear_error(tmp_path: Path) -> None:
+    """Malformed JSON options exit non-zero naming the option."""
+    result = CliRunner().invoke(
+        main,
+        ["records", "put", "--root", str(tmp_path), "--collection", "c", "--scope", "{", "x"],
+        env=ENV,
+    )
+    assert result.exit_code != 0
+    assert "--scope" in result.output
