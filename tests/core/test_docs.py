@@ -203,12 +203,12 @@ def test_shown_output_is_printed(
             )
 
 
-def test_quickstart_has_the_contract_program_marked_skip() -> None:
-    """The DESIGN contract program is on the quickstart page, fenced as not yet runnable."""
+def test_quickstart_has_the_contract_program() -> None:
+    """The DESIGN contract program is on the quickstart page, fenced as runnable."""
     blocks = list(code_blocks((DOCS / "quickstart.md").read_text(encoding="utf-8")))
     contract = [b for b in blocks if "from taskctx_workspace import TaskWorkspace" in b.source]
     assert len(contract) == 1
-    assert contract[0].info.split() == ["python", "skip"]
+    assert contract[0].info.split() == ["python"]
     assert "while package.has_more:" in contract[0].source
     runnable = "".join(b.source for b in blocks if b.runs)
     for call in ("reader.read_next(package.cursor)", "resolve_alias", "export_state()"):
