@@ -14,8 +14,8 @@ $(STAMP): requirements-dev.txt $(DISTS)
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python demo/make_sample.py .demo/sample
-	$(BIN)/taskctx read .demo/sample docs \
+	$(BIN)/python demo/make_sample.py .demo/sample .demo/state
+	$(BIN)/taskctx read .demo/sample docs --records .demo/state \
 		--put-required instruction="Answer from these files only; cite refs." \
 		--query "why does the upload time out after 30 s?" \
 		--max-chars 6000 --max-blocks 12

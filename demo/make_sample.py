@@ -2,7 +2,7 @@
 
 Every file is made with the real libraries (the PDF by taskctx-documents' minimal
 writer, with a real text layer), so `make demo` reads genuine documents.
-Usage: python demo/make_sample.py OUT_DIR
+Usage: python demo/make_sample.py OUT_DIR [RECORDS_DIR]
 """
 
 from __future__ import annotations
@@ -84,11 +84,34 @@ def write_png(path: Path) -> None:
     image.save(path, format="PNG")
 
 
+def write_records(root: Path) -> None:
+    """A record store with review observations and an event, as an agent would leave them."""
+    from taskctx_records import RecordStore
+
+    if (root / ".taskctx" / "records" / "records.db").exists():
+        return  # the store is append-only: the demo keeps the records of earlier runs
+    store = RecordStore(root)
+    store.put(
+        {"status": "failed", "reason": "upload times out after 30 s", "file_gb": 2.4},
+        collection="observations",
+        kind="review_result",
+        scope={"task_id": "demo"},
+    )
+    store.put(
+        "Retry succeeded after enabling keep-alive on the client.",
+        collection="notes",
+        scope={"task_id": "demo"},
+    )
+    store.append_event("review", "started", {"by": "planner"}, task_id="demo")
+
+
 def main(argv: list[str]) -> int:
-    """Write the sample folder given as the only argument."""
-    if len(argv) != 1:
+    """Write the sample folder (first argument) and, given a second, a record store there."""
+    if len(argv) not in (1, 2):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
+    if len(argv) == 2:
+        write_records(Path(argv[1]))
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     write_pdf(out / "incident.pdf", PAGES)

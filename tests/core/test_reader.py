@@ -870,3 +870,23 @@ def test_whole_item_after_its_section_is_not_repeated() -> None:
     assert [(o.ref.scope, o.reason) for o in package.omissions] == [
         (None, OmissionReason.SECTIONS_DELIVERED)
     ]
+
+
+def test_ranked_bindings_are_interleaved_by_rank_not_raw_score() -> None:
+    """Scores of two partitions are not comparable: each binding's best comes first."""
+    from tests.core.test_index import RecordingProvider
+
+    provider = RecordingProvider()
+
+    class Plugin:
+        @hookimpl
+        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
+            register(provider)
+
+    host = PluginHost(allow=[])
+    host.register(Plugin(), name="recording")
+    loud = MemorySource({"a1.txt": "zebra " * 9, "a2.txt": "zebra " * 8})
+    quiet = MemorySource({"b1.txt": "zebra once"})
+    ctx = make_context(host, loud=loud, quiet=quiet)
+    package = ctx.reader(consumer="a").read("zebra")
+    assert [b.ref.path for b in package.blocks] == ["a1.txt", "b1.txt", "a2.txt"]

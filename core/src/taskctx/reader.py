@@ -65,7 +65,7 @@ class _RankedCandidates(Sequence[Candidate]):
     """Optional candidates in rank order, built lazily: a page touches only its window.
 
     Direct entries come first, then each binding's candidates. When every binding was
-    ranked, bindings are merged by score; otherwise they follow in binding order. The
+    ranked, bindings are interleaved by rank; otherwise they follow in binding order. The
     partitions' lists are used as they are, never copied per read.
     """
 
@@ -86,7 +86,10 @@ class _RankedCandidates(Sequence[Candidate]):
                 for seg, (_, descriptors, _) in enumerate(segments)
                 for item in range(len(descriptors))
             ]
-            order.sort(key=lambda pair: -(segments[pair[0]][2] or ())[pair[1]])
+            # Scores of different partitions are not comparable (BM25's idf depends on each
+            # corpus), so bindings are fused by rank, as reciprocal rank fusion does: the
+            # best of each binding first, then the second best of each, ...
+            order.sort(key=lambda pair: (pair[1], pair[0]))
             self._merged = order
 
     def __len__(self) -> int:
