@@ -139,3 +139,14 @@ def test_bytes_records_are_never_text(store: RecordStore) -> None:
     package = ctx.reader(consumer="a").read("x")
     assert not package.blocks
     assert [o.reason for o in package.omissions] == [OmissionReason.REFERENCE_ONLY]
+
+
+def test_scope_check_compares_json_values_exactly(tmp_path: Path) -> None:
+    """A record scoped {"task_id": true} is not readable through {"task_id": 1}."""
+    from taskctx import ContextRef
+
+    store = RecordStore(tmp_path / "typed")
+    hidden = store.put("secret", collection="c", scope={"task_id": True})
+    source = store.source(scope={"task_id": 1})
+    with pytest.raises(PolicyError):
+        run(source.async_read_exact(ContextRef(binding="records", path=hidden.id)))

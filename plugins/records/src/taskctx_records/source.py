@@ -43,6 +43,10 @@ def record_text(record: Record) -> str | None:
     return None
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _version(record: Record) -> str:
     return f"r{record.revision}:{record.sha256}"
 
@@ -148,7 +152,11 @@ class RecordSource:
         if self.collections is not None and record.collection not in self.collections:
             return False
         scope = record.scope if isinstance(record.scope, Mapping) else {}
-        return all(scope.get(key) == value for key, value in self.scope.items())
+        # canonical JSON, as listing and revisions compare: True is not 1, 1 is not 1.0
+        return all(
+            key in scope and _canonical(scope[key]) == _canonical(value)
+            for key, value in self.scope.items()
+        )
 
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
         """The record (as of the pinned version, when the ref carries one), bounded."""
