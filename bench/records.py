@@ -1,17 +1,27 @@
-"""taskctx-records: write throughput (``put``, ``put_many``) and keyset page depth.
+"""taskctx-records: write throughput, keyset page depth and a source read over 100,000 records.
 
 Targets (issue 5): ``put_many`` >= 20,000 records/s; page 1,000 within 1.5x of page 1
-(page_size 50 over 100,000 records). Every number is a real, whole run: nothing sampled
-and extrapolated. ``--quick`` uses small sizes and judges no target.
+(page_size 50 over 100,000 records). The source read (``store.source(scope=...)`` attached
+to a TaskContext, with and without the FTS plugin) is measured and reported, not judged.
+Every number is a real, whole run: nothing sampled and extrapolated. ``--quick`` uses small
+sizes and judges no target.
+
+``python -m bench.records --profile {fts,structural} [--records N]`` runs one cold source
+read under cProfile and prints the dominant functions.
 """
 
 from __future__ import annotations
 
+import argparse
+import cProfile
 import gc
+import io
+import pstats
+import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,11 +29,15 @@ from typing import Any
 from taskctx_records import QueryPage, RecordStore
 
 from bench.common import git_facts, machine_facts, now_iso, summarize
+from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "RecordsParams", "run", "summary_lines"]
 
 NAME = "records"
-DESCRIPTION = "taskctx-records: put / put_many records/s, query page 1 vs page 1,000"
+DESCRIPTION = (
+    "taskctx-records: put / put_many records/s, query page 1 vs page 1,000, "
+    "record_store source reads (cold, warm, one put) over 100,000 records"
+)
 TARGET_PUT_MANY_RPS = 20_000.0
 TARGET_PAGE_RATIO = 1.5
 
@@ -39,6 +53,8 @@ class RecordsParams:
     page_size: int = 50
     deep_page: int = 1_000
     repeats: int = 50
+    source_records: int = 100_000
+    source_rounds: int = 3
 
 
 FULL = RecordsParams()
@@ -50,7 +66,19 @@ QUICK = RecordsParams(
     page_size=20,
     deep_page=50,
     repeats=5,
+    source_records=500,
+    source_rounds=2,
 )
+
+SOURCE_PHASES = ("cold", "warm", "one_put")
+SOURCE_VARIANTS: dict[str, tuple[str, ...]] = {
+    "fts": ("taskctx-records", "taskctx-fts"),
+    "structural": ("taskctx-records",),
+}
+"""Source-read variants: the PluginHost allowlist of each (the provider it should get)."""
+SOURCE_SCOPE = {"task_id": "bench-source"}
+SOURCE_QUERY = "why does the upload time out after the index changed?"
+SOURCE_BUDGET = ContextBudget(max_chars=6000, max_blocks=12)
 
 NOTES = (
     "Each count is written into a fresh store in a temporary directory; time.perf_counter "
@@ -67,6 +95,23 @@ NOTES = (
     "continuation is timed `repeats` times (cursors are stateless, so repeats are identical).",
     "judged ratio: page_<deep> over page_1; page_<deep> over page_2 shows the like-for-like "
     "fetch cost (both continuations, no COUNT).",
+    "source_read: one store holds `source_records` small JSON records ({'i', 'status', "
+    "'text' ~40 chars}, each naming an upload, so the query matches every record), written "
+    "by put_many untimed, all in scope {'task_id': 'bench-source'}; the source is "
+    "store.source(scope=that scope) attached to a TaskContext with a fresh state_dir; each "
+    "read is reader(consumer, ContextBudget(max_chars=6000, max_blocks=12)).read(query).",
+    "source_read variants: 'fts' = PluginHost(allow=['taskctx-records', 'taskctx-fts']) "
+    "(lexical provider fts), 'structural' = PluginHost(allow=['taskctx-records']) (kernel "
+    "StructuralProvider, no ranking). An untimed warm-up round on 200 records runs first.",
+    "source_read phases per round: cold = the source's index directory (<store root>/"
+    ".taskctx/index, where the FTS provider keeps its index) deleted untimed, then new "
+    "TaskContext (fresh state_dir) + attach + new "
+    "reader + first read (enumeration of every record, descriptor building, index sync, "
+    "assembly); warm = a fresh reader on the same context, nothing changed; one_put = one "
+    "store.put into the scope (untimed), then a fresh reader's read (timed). Every round "
+    "adds that one record, so round k reads source_records + k - 1 records cold.",
+    "source_read ratios: median(phase) / median(cold) per variant, and fts cold over "
+    "structural cold. Reported, not judged: issue 5 sets no target for the source read.",
 )
 
 
@@ -173,6 +218,8 @@ def run_records(params: RecordsParams, *, quick: bool) -> dict[str, Any]:
         checks["considered_counts_all"] = deep.coverage.considered == params.query_records
         checks["second_follows_first"] = second.records[0].id > first.records[-1].id
         store.close()
+        source_read, source_checks = run_source_read(params, base)
+        checks.update(source_checks)
     timings = {
         "page_1": summarize(first_samples),
         "page_2": summarize(second_samples),
@@ -200,6 +247,7 @@ def run_records(params: RecordsParams, *, quick: bool) -> dict[str, Any]:
         "writes": writes,
         "timings": timings,
         "ratios": ratios,
+        "source_read": source_read,
         "targets": {
             "put_many_min_rps": TARGET_PUT_MANY_RPS,
             "max_page_ratio": TARGET_PAGE_RATIO,
@@ -210,6 +258,121 @@ def run_records(params: RecordsParams, *, quick: bool) -> dict[str, Any]:
         },
         "checks": checks,
     }
+
+
+# -- source read --------------------------------------------------------------------------
+
+
+def _source_items(start: int, count: int) -> list[dict[str, Any]]:
+    """Small JSON records in the one scope; each names an upload, so a query for "upload"
+    matches every record (the full candidate set for both providers)."""
+    items = _items(start, count)
+    for item in items:
+        i = item["content"]["i"]
+        item["content"]["text"] = f"upload {i} {item['content']['status']}: " + (
+            "timed out after the index changed" if i % 3 == 0 else "stored in 12 ms"
+        )
+        item["scope"] = dict(SOURCE_SCOPE)
+    return items
+
+
+def _fill(store: RecordStore, count: int, batch: int) -> None:
+    for start in range(0, count, batch):
+        store.put_many(_source_items(start, min(batch, count - start)))
+
+
+def _package_facts(package: ContextPackage) -> dict[str, Any]:
+    coverage = package.source_coverage.get("records")
+    return {
+        "blocks": len(package.blocks),
+        "considered": None if coverage is None else coverage.considered,
+        "revision": package.snapshot.sources.get("records"),
+    }
+
+
+def _source_round(
+    store: RecordStore, host: PluginHost, state_dir: Path, round_no: int
+) -> dict[str, Any]:
+    """One cold, warm and one-put read of the scope; times, package facts, provider."""
+    times: dict[str, float] = {}
+    packages: dict[str, dict[str, Any]] = {}
+    context: TaskContext | None = None
+
+    def cold() -> ContextPackage:
+        nonlocal context
+        context = TaskContext("bench-source", host=host, state_dir=state_dir)
+        context.attach(store.source(scope=SOURCE_SCOPE), binding_id="records")
+        return context.reader("bench-agent", budget=SOURCE_BUDGET).read(SOURCE_QUERY)
+
+    def fresh_reader() -> ContextPackage:
+        assert context is not None
+        return context.reader("bench-agent", budget=SOURCE_BUDGET).read(SOURCE_QUERY)
+
+    # the FTS provider keeps its index beside the source (RecordSource.index_directory,
+    # <store root>/.taskctx/index): drop it, untimed, so every round's cold read is cold
+    shutil.rmtree(store.source(scope=SOURCE_SCOPE).index_directory, ignore_errors=True)
+    for phase, read in (("cold", cold), ("warm", fresh_reader), ("one_put", fresh_reader)):
+        if phase == "one_put":
+            content = {"i": -round_no, "status": "failed", "text": "upload timed out again"}
+            store.put(content, collection="obs", kind="review_result", scope=SOURCE_SCOPE)
+        gc.collect()
+        started = time.perf_counter()
+        package = read()
+        times[phase] = time.perf_counter() - started
+        packages[phase] = _package_facts(package)
+    assert context is not None
+    provider = context.index_provider.name
+    context.index.close()
+    return {"times": times, "packages": packages, "provider": provider}
+
+
+def run_source_read(params: RecordsParams, base: Path) -> tuple[dict[str, Any], dict[str, bool]]:
+    """Every variant of :data:`SOURCE_VARIANTS` over one store of ``source_records``."""
+    for name, allow in SOURCE_VARIANTS.items():  # warm-up: imports, plugin loading
+        warm = RecordStore(base / f"source-warmup-{name}")
+        _fill(warm, 200, params.batch_size)
+        _source_round(warm, PluginHost(allow=list(allow)), base / f"warmup-{name}", 0)
+        warm.close()
+    store = RecordStore(base / "source")
+    _fill(store, params.source_records, params.batch_size)
+    result: dict[str, Any] = {}
+    checks: dict[str, bool] = {}
+    alive = params.source_records  # every round's one put adds one record to the scope
+    for name, allow in SOURCE_VARIANTS.items():
+        host = PluginHost(allow=list(allow))
+        rounds = []
+        ok = {"provider": True, "blocks": True, "cold_considers_all": True, "one_put_seen": True}
+        for round_no in range(1, params.source_rounds + 1):
+            state_dir = base / f"ctx-{name}-{round_no}"
+            r = _source_round(store, host, state_dir, round_no)
+            rounds.append(r)
+            facts = r["packages"]
+            ok["provider"] &= r["provider"] == name
+            ok["blocks"] &= all(f["blocks"] > 0 for f in facts.values())
+            ok["cold_considers_all"] &= facts["cold"]["considered"] == alive
+            alive += 1
+            ok["one_put_seen"] &= (
+                facts["warm"]["revision"] == facts["cold"]["revision"]
+                and facts["one_put"]["revision"] != facts["cold"]["revision"]
+                and facts["one_put"]["considered"] == alive
+            )
+        checks.update({f"source_{name}_{key}": value for key, value in ok.items()})
+        timings = {p: summarize([r["times"][p] for r in rounds]) for p in SOURCE_PHASES}
+        cold = timings["cold"]["median_s"]
+        result[name] = {
+            "host_allow": list(allow),
+            "index_provider": rounds[-1]["provider"],
+            "timings": timings,
+            "ratios": {f"{p}_over_cold": timings[p]["median_s"] / cold for p in SOURCE_PHASES[1:]},
+            "packages_by_round": [r["packages"] for r in rounds],
+        }
+    store.close()
+    if {"fts", "structural"} <= result.keys():
+        result["fts_cold_over_structural_cold"] = (
+            result["fts"]["timings"]["cold"]["median_s"]
+            / result["structural"]["timings"]["cold"]["median_s"]
+        )
+    return result, checks
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -229,6 +392,23 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"{name:<18} {t['median_s'] * 1e3:8.3f} ms ({low:.3f}-{high:.3f})")
     for name, ratio in result["ratios"].items():
         lines.append(f"{name:<26} {ratio:6.2f}x")
+    source = result.get("source_read", {})
+    for name in SOURCE_VARIANTS:
+        variant = source.get(name)
+        if variant is None:
+            continue
+        parts = []
+        for phase in SOURCE_PHASES:
+            t = variant["timings"][phase]
+            part = f"{phase} {t['median_s'] * 1e3:.1f} ms"
+            ratio = variant["ratios"].get(f"{phase}_over_cold")
+            parts.append(part if ratio is None else f"{part} ({ratio:.2%} of cold)")
+        records = result["params"]["source_records"]
+        lines.append(f"source_read {name:<10} {records} records: " + ", ".join(parts))
+    if "fts_cold_over_structural_cold" in source:
+        lines.append(
+            f"source_read fts cold / structural cold {source['fts_cold_over_structural_cold']:.2f}x"
+        )
     targets = result["targets"]
     verdict = {True: "met", False: "MISSED", None: "not judged (quick)"}[targets["met"]]
     lines.append(
@@ -237,3 +417,47 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"({targets['page_ratio_measured']:.2f}): {verdict}"
     )
     return lines
+
+
+# -- profile ---------------------------------------------------------------------------------
+
+
+def profile_cold_read(variant: str, records: int, top: int = 25) -> str:
+    """One cold source read of ``variant`` over ``records`` records under cProfile; the
+    ``top`` functions by cumulative and by own time, as text."""
+    allow = list(SOURCE_VARIANTS[variant])
+    with tempfile.TemporaryDirectory(prefix="taskctx-bench-records-profile-") as tmp:
+        base = Path(tmp)
+        store = RecordStore(base / "source")
+        _fill(store, records, 10_000)
+        host = PluginHost(allow=allow)
+        context = TaskContext("bench-source", host=host, state_dir=base / "ctx")
+        context.attach(store.source(scope=SOURCE_SCOPE), binding_id="records")
+        reader = context.reader("bench-agent", budget=SOURCE_BUDGET)
+        profiler = cProfile.Profile()
+        started = time.perf_counter()
+        profiler.runcall(reader.read, SOURCE_QUERY)
+        elapsed = time.perf_counter() - started
+        context.index.close()
+        store.close()
+    out = io.StringIO()
+    out.write(f"cold read, {variant} ({allow}), {records} records: {elapsed:.2f} s (profiled)\n")
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.records --profile fts|structural [--records N]``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.records")
+    parser.add_argument("--profile", choices=list(SOURCE_VARIANTS), required=True)
+    parser.add_argument("--records", type=int, default=FULL.source_records)
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args(argv)
+    print(profile_cold_read(args.profile, args.records, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -336,7 +336,7 @@ def test_fts_skips_cleanly_without_scifact(tmp_path: Path) -> None:
 
 
 def test_records_quick_run_through_the_runner(tmp_path: Path) -> None:
-    """``--quick --only records`` writes throughput, page timings, ratios and passing checks."""
+    """``--quick --only records`` writes throughput, page timings, source reads and checks."""
     from bench import records
 
     assert "records" in by_name()
@@ -351,3 +351,15 @@ def test_records_quick_run_through_the_runner(tmp_path: Path) -> None:
     deep = f"page_{records.QUICK.deep_page}"
     assert {"page_1", "page_2", deep} == data["timings"].keys()
     assert all(ratio > 0 for ratio in data["ratios"].values())
+    source = data["source_read"]
+    assert data["params"]["source_records"] == records.QUICK.source_records
+    for name, allow in records.SOURCE_VARIANTS.items():
+        variant = source[name]
+        assert variant["host_allow"] == list(allow)
+        assert variant["index_provider"] == name
+        assert set(variant["timings"]) == set(records.SOURCE_PHASES)
+        for timing in variant["timings"].values():
+            assert len(timing["samples_s"]) == records.QUICK.source_rounds
+            assert all(sample > 0 for sample in timing["samples_s"])
+        assert set(variant["ratios"]) == {"warm_over_cold", "one_put_over_cold"}
+    assert source["fts_cold_over_structural_cold"] > 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -25,7 +25,8 @@ from typing import Any, Literal
 from taskctx.errors import CursorError
 from taskctx_records.content import canonical_json
 from taskctx_records.errors import EventConflictError
-from taskctx_records.values import Event
+from taskctx_records.query import make_coverage
+from taskctx_records.values import Event, EventPage
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -33,6 +34,7 @@ __all__ = [
     "append",
     "count_events",
     "fetch_events",
+    "make_page",
     "row_to_event",
 ]
 
@@ -185,3 +187,51 @@ def fetch_events(
     params.append(limit)
     sql = f"SELECT {EVENT_COLUMNS} {where} ORDER BY revision {direction} LIMIT ?"
     return list(conn.execute(sql, params).fetchall())
+
+
+def make_page(
+    rows: Sequence[Sequence[Any]],
+    spec: EventSpec,
+    *,
+    revision: int,
+    considered: int,
+    page: int,
+    ttl: float,
+    issue: Callable[[dict[str, Any]], str],
+    binding_id: str,
+) -> EventPage:
+    """The page of up to ``spec.page_size`` of ``rows`` (one more means more follow).
+
+    ``issue(body)`` signs the continuation cursor (the store adds its op and id).
+    """
+    has_more = len(rows) > spec.page_size
+    found = tuple(row_to_event(row) for row in rows[: spec.page_size])
+    next_cursor = None
+    if has_more:
+        next_cursor = issue(
+            {
+                "spec": spec.to_body(),
+                "qh": spec.digest(),
+                "rev": revision,
+                "after": found[-1].revision,
+                "considered": considered,
+                "page": page,
+                "ttl": ttl,
+            }
+        )
+    coverage = make_coverage(
+        binding_id=binding_id,
+        considered=considered,
+        delivered=len(found),
+        first_page=page == 1,
+        has_more=has_more,
+        revision=revision,
+    )
+    return EventPage(
+        events=found,
+        cursor=next_cursor,
+        has_more=has_more,
+        coverage=coverage,
+        revision=revision,
+        page=page,
+    )

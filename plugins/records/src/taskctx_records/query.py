@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -34,7 +34,7 @@ from taskctx.model import (
     SourceCoverage,
 )
 from taskctx_records.content import canonical_json, decode
-from taskctx_records.values import Record
+from taskctx_records.values import QueryPage, Record
 
 __all__ = [
     "QUERY_PURPOSE",
@@ -44,8 +44,10 @@ __all__ = [
     "count_matching",
     "fetch_page",
     "make_coverage",
+    "make_page",
     "row_to_record",
     "scope_pairs",
+    "scope_revision",
 ]
 
 QUERY_PURPOSE = "taskctx.records.query.v1"
@@ -312,3 +314,105 @@ def make_coverage(
         reasons=tuple(reasons),
         revision=str(revision),
     )
+
+
+def make_page(
+    rows: Sequence[Sequence[Any]],
+    spec: QuerySpec,
+    *,
+    revision: int,
+    considered: int | None,
+    delivered_before: int,
+    page: int,
+    ttl: float,
+    issue: Callable[[dict[str, Any]], str],
+    binding_id: str,
+) -> QueryPage:
+    """The page of up to ``spec.limit`` of ``rows`` (one more means more follow), cut at
+    ``spec.max_bytes`` after its first record; ``issue(body)`` signs the continuation."""
+    limit = spec.limit
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    if spec.max_bytes is not None:
+        total = 0
+        for index, row in enumerate(rows):
+            total += int(row[9])
+            if total > spec.max_bytes and index > 0:
+                rows, has_more = rows[:index], True
+                break
+    records = tuple(row_to_record(row) for row in rows)
+    next_cursor = None
+    if has_more:
+        next_cursor = issue(
+            {
+                "spec": spec.to_body(),
+                "qh": spec.digest(),
+                "rev": revision,
+                "after": records[-1].id,
+                "considered": considered,
+                "delivered": delivered_before + len(records),
+                "page": page,
+                "ttl": ttl,
+            }
+        )
+    coverage = make_coverage(
+        binding_id=binding_id,
+        considered=considered,
+        delivered=len(records),
+        first_page=page == 1,
+        has_more=has_more,
+        revision=revision,
+    )
+    return QueryPage(
+        records=records,
+        cursor=next_cursor,
+        has_more=has_more,
+        coverage=coverage,
+        revision=revision,
+        page=page,
+    )
+
+
+def scope_revision(
+    conn: sqlite3.Connection,
+    pairs: Sequence[tuple[str, str]],
+    collections: Sequence[str] | None,
+) -> int:
+    """The highest revision of any record version (tombstones and departures included)
+    visible through the scope ``pairs`` and ``collections``; 0 when there is none."""
+    names = None if collections is None else list(collections)
+    if not pairs:
+        if names is None:
+            row = conn.execute("SELECT MAX(revision) FROM records").fetchone()
+            return int(row[0] or 0)
+        best = 0
+        for name in names:
+            row = conn.execute(
+                "SELECT MAX(revision) FROM records WHERE collection = ?", (name,)
+            ).fetchone()
+            best = max(best, int(row[0] or 0))
+        return best
+    (key0, value0), rest = pairs[0], pairs[1:]
+    clauses = ["s0.key = ? AND s0.value = ?"]
+    params: list[Any] = [key0, value0]
+    for key, value in rest:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM record_scope sx WHERE sx.id = s0.id AND "
+            "sx.version = s0.version AND sx.current = s0.current AND sx.key = ? "
+            "AND sx.value = ?)"
+        )
+        params += [key, value]
+    if names is not None:
+        marks = ", ".join("?" for _ in names) or "NULL"
+        clauses.append(
+            "EXISTS (SELECT 1 FROM records r WHERE r.id = s0.id AND "
+            f"r.version = s0.version AND r.collection IN ({marks}))"
+        )
+        params += names
+    row = conn.execute(
+        "SELECT s0.revision FROM record_scope s0 WHERE "
+        + " AND ".join(clauses)
+        + " ORDER BY s0.revision DESC LIMIT 1",
+        params,
+    ).fetchone()
+    return 0 if row is None else int(row[0])

@@ -9,21 +9,20 @@ is exact. Query cursors are signed with the key in ``<root>/.taskctx/records/cur
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from taskctx.cursor import CursorSigner, load_or_create_key
 from taskctx.errors import CursorError, NotFoundError, PolicyError
+from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
+from taskctx_records import links as record_links
+from taskctx_records import snapshots as named_snapshots
 from taskctx_records.budget import DEFAULT_MATERIALIZATION_LIMIT, MaterializationBudget
-from taskctx_records.content import canonical_json
-from taskctx_records.errors import CheckpointConflictError
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.query import (
     QUERY_PURPOSE,
@@ -31,9 +30,10 @@ from taskctx_records.query import (
     QuerySpec,
     count_matching,
     fetch_page,
-    make_coverage,
+    make_page,
     row_to_record,
     scope_pairs,
+    scope_revision,
 )
 from taskctx_records.schema import open_database, translate_errors
 from taskctx_records.values import (
@@ -48,7 +48,7 @@ from taskctx_records.values import (
     RecordRef,
     Snapshot,
 )
-from taskctx_records.writes import PutItem, allocate, write_versions
+from taskctx_records.writes import PutItem, allocate, utc_now, write_versions
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
@@ -59,10 +59,6 @@ __all__ = ["DB_NAME", "RecordStore"]
 DB_NAME = "records.db"
 STATE_SUBDIR = Path(".taskctx") / "records"
 BINDING_ID = "records"
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
 
 
 class RecordStore:
@@ -191,19 +187,19 @@ class RecordStore:
             record_id=record_id,
         )
         with self._write() as conn:
-            return write_versions(conn, [item], _now())[0]
+            return write_versions(conn, [item], utc_now())[0]
 
     def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
         """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""
         checked = [PutItem.from_keywords(item) for item in items]
         with self._write() as conn:
-            return write_versions(conn, checked, _now())
+            return write_versions(conn, checked, utc_now())
 
     def delete(self, record_id: str) -> RecordRef:
         """Write a tombstone version; the record is absent from then on (history stays)."""
         item = PutItem(None, "", record_id=record_id, delete=True)
         with self._write() as conn:
-            return write_versions(conn, [item], _now())[0]
+            return write_versions(conn, [item], utc_now())[0]
 
     def _row(self, record_id: str, revision: int) -> tuple[Any, ...]:
         with self._read() as conn:
@@ -349,48 +345,16 @@ class RecordStore:
         self._budget.charge(operation, limit)
         with self._read() as conn:
             rows = fetch_page(conn, spec, revision, after, limit + 1)
-        has_more = len(rows) > limit
-        rows = rows[:limit]
-        if spec.max_bytes is not None:
-            total = 0
-            for index, row in enumerate(rows):
-                total += int(row[9])
-                if total > spec.max_bytes and index > 0:
-                    rows, has_more = rows[:index], True
-                    break
-        records = tuple(row_to_record(row) for row in rows)
-        next_cursor = None
-        if has_more:
-            next_cursor = self.signer.issue(
-                {
-                    "op": "query",
-                    "store": self.store_id,
-                    "spec": spec.to_body(),
-                    "qh": spec.digest(),
-                    "rev": revision,
-                    "after": records[-1].id,
-                    "considered": considered,
-                    "delivered": delivered_before + len(records),
-                    "page": page,
-                    "ttl": ttl,
-                },
-                ttl,
-            )
-        coverage = make_coverage(
-            binding_id=BINDING_ID,
+        return make_page(
+            rows,
+            spec,
+            revision=revision,
             considered=considered,
-            delivered=len(records),
-            first_page=page == 1,
-            has_more=has_more,
-            revision=revision,
-        )
-        return QueryPage(
-            records=records,
-            cursor=next_cursor,
-            has_more=has_more,
-            coverage=coverage,
-            revision=revision,
+            delivered_before=delivered_before,
             page=page,
+            ttl=ttl,
+            issue=lambda body: self._issue("query", body, ttl),
+            binding_id=BINDING_ID,
         )
 
     def scope_revision(
@@ -398,44 +362,8 @@ class RecordStore:
     ) -> int:
         """The highest revision of any record version (tombstones and departures included)
         visible through ``scope`` and ``collections``; writes outside leave it unchanged."""
-        pairs = scope_pairs(scope)
-        names = None if collections is None else list(collections)
         with self._read() as conn:
-            if not pairs:
-                if names is None:
-                    row = conn.execute("SELECT MAX(revision) FROM records").fetchone()
-                    return int(row[0] or 0)
-                best = 0
-                for name in names:
-                    row = conn.execute(
-                        "SELECT MAX(revision) FROM records WHERE collection = ?", (name,)
-                    ).fetchone()
-                    best = max(best, int(row[0] or 0))
-                return best
-            (key0, value0), rest = pairs[0], pairs[1:]
-            clauses = ["s0.key = ? AND s0.value = ?"]
-            params: list[Any] = [key0, value0]
-            for key, value in rest:
-                clauses.append(
-                    "EXISTS (SELECT 1 FROM record_scope sx WHERE sx.id = s0.id AND "
-                    "sx.version = s0.version AND sx.current = s0.current AND sx.key = ? "
-                    "AND sx.value = ?)"
-                )
-                params += [key, value]
-            if names is not None:
-                marks = ", ".join("?" for _ in names) or "NULL"
-                clauses.append(
-                    "EXISTS (SELECT 1 FROM records r WHERE r.id = s0.id AND "
-                    f"r.version = s0.version AND r.collection IN ({marks}))"
-                )
-                params += names
-            row = conn.execute(
-                "SELECT s0.revision FROM record_scope s0 WHERE "
-                + " AND ".join(clauses)
-                + " ORDER BY s0.revision DESC LIMIT 1",
-                params,
-            ).fetchone()
-            return 0 if row is None else int(row[0])
+            return scope_revision(conn, scope_pairs(scope), collections)
 
     def iter_visible(
         self,
@@ -468,7 +396,7 @@ class RecordStore:
         )
         return PinnedView(self, self.revision, limits)
 
-    # -- links, checkpoints, snapshots ------------------------------------------------------
+    # -- links, checkpoints, snapshots: see their modules --------------------------------
 
     def link(
         self,
@@ -477,33 +405,8 @@ class RecordStore:
         relation: str,
         meta: Mapping[str, Any] | None = None,
     ) -> Link:
-        """Relate two existing records (the latest link of a triple wins)."""
-        if not relation:
-            raise ValueError("a link needs a relation name")
-        now = _now()
-        meta_json = canonical_json(dict(meta or {}))
-        with self._write() as conn:
-            for record_id in (source_id, target_id):
-                row = conn.execute(
-                    "SELECT deleted FROM records WHERE id = ? ORDER BY version DESC LIMIT 1",
-                    (record_id,),
-                ).fetchone()
-                if row is None or row[0]:
-                    raise NotFoundError(f"no record {record_id!r} to link")
-            revision = allocate(conn, 1)
-            conn.execute(
-                "INSERT INTO links (revision, source_id, target_id, relation, meta, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (revision, source_id, target_id, relation, meta_json, now),
-            )
-        return Link(
-            source_id=source_id,
-            target_id=target_id,
-            relation=relation,
-            meta=dict(meta or {}),
-            revision=revision,
-            created_at=datetime.fromisoformat(now),
-        )
+        """Relate two existing records (the latest link of a triple wins); :mod:`.links`."""
+        return record_links.add(self._write, source_id, target_id, relation, meta)
 
     def links(
         self,
@@ -512,114 +415,25 @@ class RecordStore:
         direction: Literal["out", "in"] = "out",
     ) -> list[Link]:
         """Links from (``out``) or to (``in``) a record, optionally of one relation."""
-        if direction not in ("out", "in"):
-            raise ValueError("direction must be 'out' or 'in'")
-        column = "source_id" if direction == "out" else "target_id"
-        sql = (
-            "SELECT source_id, target_id, relation, meta, revision, created_at FROM links "
-            f"WHERE {column} = ?"
-        )
-        params: list[Any] = [record_id]
-        if relation is not None:
-            sql += " AND relation = ?"
-            params.append(relation)
-        with self._read() as conn:
-            rows = conn.execute(sql + " ORDER BY revision", params).fetchall()
-        latest: dict[tuple[str, str, str], Link] = {}
-        for row in rows:
-            latest[(row[0], row[1], row[2])] = Link(
-                source_id=row[0],
-                target_id=row[1],
-                relation=row[2],
-                meta=json.loads(row[3]),
-                revision=row[4],
-                created_at=datetime.fromisoformat(row[5]),
-            )
-        return sorted(latest.values(), key=lambda link: link.revision)
+        return record_links.find(self._read, record_id, relation, direction)
 
     def checkpoint(
         self, run_id: str, state: Any, expected_state_version: int | None = None
     ) -> Checkpoint:
         """Save a run's state as its next version (``expected_state_version``: 0 = none yet)."""
-        if not run_id:
-            raise ValueError("a checkpoint needs a run_id")
-        state_json = canonical_json(state)
-        now = _now()
-        with self._write() as conn:
-            row = conn.execute(
-                "SELECT COALESCE(MAX(state_version), 0) FROM checkpoints WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-            latest = int(row[0])
-            if expected_state_version is not None and expected_state_version != latest:
-                raise CheckpointConflictError(run_id, expected_state_version, latest)
-            revision = allocate(conn, 1)
-            conn.execute(
-                "INSERT INTO checkpoints (run_id, state_version, state, revision, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (run_id, latest + 1, state_json, revision, now),
-            )
-        return Checkpoint(
-            run_id=run_id,
-            state_version=latest + 1,
-            state=json.loads(state_json),
-            revision=revision,
-            created_at=datetime.fromisoformat(now),
-        )
+        return run_checkpoints.save(self._write, run_id, state, expected_state_version)
 
     def latest_checkpoint(self, run_id: str) -> Checkpoint | None:
         """The run's latest checkpoint, or None."""
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT state_version, state, revision, created_at FROM checkpoints "
-                "WHERE run_id = ? ORDER BY state_version DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
-        if row is None:
-            return None
-        return Checkpoint(
-            run_id=run_id,
-            state_version=row[0],
-            state=json.loads(row[1]),
-            revision=row[2],
-            created_at=datetime.fromisoformat(row[3]),
-        )
+        return run_checkpoints.latest(self._read, run_id)
 
     def snapshot(self, name: str | None = None, keep_last: int = 10) -> Snapshot:
         """Name the current revision; keep only the ``keep_last`` newest snapshots."""
-        if keep_last < 1:
-            raise ValueError("keep_last must be at least 1")
-        now = _now()
-        with self._write() as conn:
-            revision = int(
-                conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0]
-            )
-            if name is None:
-                seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM snapshots").fetchone()
-                name = f"snapshot-{revision}-{seq[0]}"
-            if conn.execute("SELECT 1 FROM snapshots WHERE name = ?", (name,)).fetchone():
-                raise ValueError(f"a snapshot named {name!r} exists")
-            conn.execute(
-                "INSERT INTO snapshots (name, revision, created_at) VALUES (?, ?, ?)",
-                (name, revision, now),
-            )
-            conn.execute(
-                "DELETE FROM snapshots WHERE seq NOT IN "
-                "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
-                (keep_last,),
-            )
-        return Snapshot(name=name, revision=revision, created_at=datetime.fromisoformat(now))
+        return named_snapshots.take(self._write, name, keep_last)
 
     def snapshots(self) -> list[Snapshot]:
         """The kept snapshots, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT name, revision, created_at FROM snapshots ORDER BY seq"
-            ).fetchall()
-        return [
-            Snapshot(name=row[0], revision=row[1], created_at=datetime.fromisoformat(row[2]))
-            for row in rows
-        ]
+        return named_snapshots.kept(self._read)
 
     # -- events ---------------------------------------------------------------------------
 
@@ -639,7 +453,7 @@ class RecordStore:
             return event_log.append(
                 conn,
                 revision_of=lambda: allocate(conn, 1),
-                now=_now(),
+                now=utc_now(),
                 stream=stream,
                 type=type,
                 payload=payload,
@@ -698,40 +512,20 @@ class RecordStore:
         self._budget.charge("events", spec.page_size)
         with self._read() as conn:
             rows = event_log.fetch_events(conn, spec, revision, after, spec.page_size + 1)
-        has_more = len(rows) > spec.page_size
-        found = tuple(event_log.row_to_event(row) for row in rows[: spec.page_size])
-        next_cursor = None
-        if has_more:
-            next_cursor = self.signer.issue(
-                {
-                    "op": "events",
-                    "store": self.store_id,
-                    "spec": spec.to_body(),
-                    "qh": spec.digest(),
-                    "rev": revision,
-                    "after": found[-1].revision,
-                    "considered": considered,
-                    "page": page,
-                    "ttl": ttl,
-                },
-                ttl,
-            )
-        coverage = make_coverage(
-            binding_id=BINDING_ID,
+        return event_log.make_page(
+            rows,
+            spec,
+            revision=revision,
             considered=considered,
-            delivered=len(found),
-            first_page=page == 1,
-            has_more=has_more,
-            revision=revision,
-        )
-        return EventPage(
-            events=found,
-            cursor=next_cursor,
-            has_more=has_more,
-            coverage=coverage,
-            revision=revision,
             page=page,
+            ttl=ttl,
+            issue=lambda body: self._issue("events", body, ttl),
+            binding_id=BINDING_ID,
         )
+
+    def _issue(self, op: str, body: Mapping[str, Any], ttl: float) -> str:
+        """A signed cursor of this store for ``op`` (``query`` or ``events``)."""
+        return self.signer.issue({"op": op, "store": self.store_id, **body}, ttl)
 
     # -- source ---------------------------------------------------------------------------
 

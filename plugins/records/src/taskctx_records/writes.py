@@ -4,14 +4,20 @@ Record ids are ``rec_`` + the 16-digit zero-padded revision that created the rec
 (``rec_0000000000000042``): unique, stable across updates, sortable by creation order.
 A caller may name a record (``record_id=``) instead; its next ``put`` writes version 2.
 A record keeps its collection for life.
+
+Also the pieces every kind of write shares: :func:`allocate` (the next store revisions),
+:func:`utc_now` (the ``created_at`` stamp) and :data:`Transaction`, the store's read or
+write transaction opener that links, checkpoints and snapshots are handed.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from taskctx.errors import NotFoundError
@@ -20,7 +26,10 @@ from taskctx_records.query import scope_pairs
 from taskctx_records.schema import OPEN_END
 from taskctx_records.values import RecordRef
 
-__all__ = ["PutItem", "allocate", "new_record_id", "write_versions"]
+__all__ = ["PutItem", "Transaction", "allocate", "new_record_id", "utc_now", "write_versions"]
+
+Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
+"""Opens one store transaction: ``RecordStore._write`` (BEGIN IMMEDIATE) or ``_read``."""
 
 _RECORD_INSERT = (
     "INSERT INTO records (id, version, revision, valid_to, collection, kind, scope, source, "
@@ -31,6 +40,11 @@ _SCOPE_INSERT = (
     "INSERT INTO record_scope (id, version, revision, key, value, current) "
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601: the ``created_at`` of every row a write inserts."""
+    return datetime.now(timezone.utc).isoformat()
 
 
 def new_record_id(revision: int) -> str:
