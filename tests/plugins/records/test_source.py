@@ -150,3 +150,21 @@ def test_scope_check_compares_json_values_exactly(tmp_path: Path) -> None:
     source = store.source(scope={"task_id": 1})
     with pytest.raises(PolicyError):
         run(source.async_read_exact(ContextRef(binding="records", path=hidden.id)))
+
+
+def test_changes_come_from_the_journal(store: RecordStore, tmp_path: Path) -> None:
+    """After one put and one delete in scope, a sync reads the journal, not every record."""
+
+    ctx = TaskContext("review-42", host=host(), state_dir=tmp_path / "ctx")
+    ctx.attach(store.source(scope={"task_id": "review-42"}), binding_id="records")
+    first = ctx.sync_index()["records"]
+    assert first.added == 2
+    note = store.query(collection="notes", scope={"task_id": "review-42"}).records[0]
+    store.put("fresh observation", collection="notes", scope={"task_id": "review-42"})
+    store.delete(note.id)
+    store.put("outside", collection="notes", scope={"task_id": "other"})
+    report = ctx.sync_index()["records"]
+    assert (report.mode, report.added, report.removed, report.unchanged) == ("journal", 1, 1, 1)
+    package = ctx.reader(consumer="a").read("observation")
+    assert {b.content for b in package.blocks} >= {"fresh observation"}
+    assert package.source_coverage["records"].considered == 2

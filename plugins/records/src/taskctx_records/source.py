@@ -26,6 +26,7 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
+from taskctx.protocols import ChangeSet
 
 if TYPE_CHECKING:
     from taskctx_records.store import RecordStore
@@ -147,6 +148,36 @@ class RecordSource:
             )
 
         return await asyncio.to_thread(page)
+
+    async def async_changes(self, since: str) -> ChangeSet | None:
+        """Records touched since ``since`` in this scope: a journal, not a rescan."""
+        if not (since.startswith("r") and since[1:].isdigit()):
+            return None
+        start = int(since[1:])
+
+        def changes() -> ChangeSet:
+            until = self.store.scope_revision(self.scope or None, self.collections)
+            upserts: list[SourceDescriptor] = []
+            deletes: list[tuple[str, str | None]] = []
+            for record_id in self.store.touched_ids(start, until):
+                now = self._alive(record_id, until)
+                if now is not None:
+                    upserts.append(self._descriptor(now))
+                elif self._alive(record_id, start) is not None:
+                    deletes.append((record_id, None))
+            return ChangeSet(
+                since=since, revision=f"r{until}", upserts=tuple(upserts), deletes=tuple(deletes)
+            )
+
+        return await asyncio.to_thread(changes)
+
+    def _alive(self, record_id: str, at: int) -> Record | None:
+        """The record as of ``at`` if it exists then and is visible through the scope."""
+        try:
+            record = self.store.get(record_id, at_revision=at)
+        except NotFoundError:
+            return None
+        return record if self._visible(record) else None
 
     def _visible(self, record: Record) -> bool:
         if self.collections is not None and record.collection not in self.collections:

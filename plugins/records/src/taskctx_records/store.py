@@ -365,6 +365,15 @@ class RecordStore:
         with self._read() as conn:
             return scope_revision(conn, scope_pairs(scope), collections)
 
+    def touched_ids(self, since: int, until: int) -> list[str]:
+        """Ids of records with a version (or tombstone) written in ``(since, until]``."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT id FROM records WHERE revision > ? AND revision <= ? ORDER BY id",
+                (since, until),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def iter_visible(
         self,
         scope: Mapping[str, Any] | None,
