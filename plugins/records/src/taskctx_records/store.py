@@ -229,32 +229,32 @@ class RecordStore:
         if offset < 0 or (limit is not None and limit < 0):
             raise ValueError("offset and limit must not be negative")
         revision = self._pin(at_revision)
-        piece_sql = "substr(content, ?)" if limit is None else "substr(content, ?, ?)"
-        bounds = (offset + 1,) if limit is None else (offset + 1, limit)
         with self._read() as conn:
             row = conn.execute(
-                f"SELECT content_type, {piece_sql}, length(content), sha256, size, "
-                "version, revision, deleted FROM records WHERE id = ? AND revision <= ? "
+                "SELECT content_type, CAST(content AS BLOB), sha256, size, version, revision, "
+                "deleted FROM records WHERE id = ? AND revision <= ? "
                 "ORDER BY version DESC LIMIT 1",
-                (*bounds, record_id, revision),
+                (record_id, revision),
             ).fetchone()
-        if row is None or row[7]:
+        if row is None or row[6]:
             raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
-        content_type, piece, total = row[0], row[1], int(row[2] or 0)
-        piece = piece if piece is not None else (b"" if content_type == "bytes" else "")
-        eof = offset + len(piece) >= total
+        content_type, raw = row[0], bytes(row[1] or b"")
         common: dict[str, Any] = {
             "record_id": record_id,
             "offset": offset,
-            "eof": eof,
-            "sha256": row[3],
-            "size": row[4],
-            "version": row[5],
-            "revision": row[6],
+            "sha256": row[2],
+            "size": row[3],
+            "version": row[4],
+            "revision": row[5],
         }
+        # sliced in Python: SQLite's substr() and length() stop at a NUL in text
+        end = None if limit is None else offset + limit
         if content_type == "bytes":
-            return BoundedRead(data=piece if isinstance(piece, bytes) else b"", **common)
-        return BoundedRead(text=str(piece), chars=total, **common)
+            piece = raw[offset:end]
+            return BoundedRead(data=piece, eof=offset + len(piece) >= len(raw), **common)
+        text = raw.decode("utf-8")
+        cut = text[offset:end]
+        return BoundedRead(text=cut, chars=len(text), eof=offset + len(cut) >= len(text), **common)
 
     # -- queries --------------------------------------------------------------------------
 

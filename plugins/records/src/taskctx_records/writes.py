@@ -13,6 +13,7 @@ write transaction opener that links, checkpoints and snapshots are handed.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -45,6 +46,9 @@ _SCOPE_INSERT = (
 def utc_now() -> str:
     """The current UTC time, ISO 8601: the ``created_at`` of every row a write inserts."""
     return datetime.now(timezone.utc).isoformat()
+
+
+_AUTOMATIC_ID = re.compile(r"rec_\d{16}")
 
 
 def new_record_id(revision: int) -> str:
@@ -150,6 +154,11 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
             record_id = new_record_id(revision)
         else:
             previous = latest.get(record_id) or _latest(conn, record_id)
+            if previous is None and _AUTOMATIC_ID.fullmatch(record_id):
+                raise ValueError(
+                    f"record id {record_id!r} has the form of automatic ids (rec_<16 digits>) "
+                    "and no such record exists; choose another id"
+                )
         if item.delete:
             if previous is None or previous[4]:
                 raise NotFoundError(f"no record {record_id!r} to delete")
