@@ -51,6 +51,19 @@ def host() -> PluginHost:
     return PluginHost(allow=[])
 
 
+def host_with_provider(provider: object) -> PluginHost:
+    """A built-ins-only host with an index ``provider`` registered through the hook."""
+
+    class Plugin:
+        @hookimpl
+        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
+            register(provider)
+
+    host = PluginHost(allow=[])
+    host.register(Plugin(), name="test-provider")
+    return host
+
+
 def make_context(host: PluginHost, **sources: MemorySource) -> TaskContext:
     """A TaskContext with each source attached under its keyword name."""
     ctx = TaskContext("task-1", host=host)
@@ -819,13 +832,7 @@ def test_ranked_results_page_past_the_search_window() -> None:
 
     provider = RecordingProvider()
 
-    class Plugin:
-        @hookimpl
-        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
-            register(provider)
-
-    host = PluginHost(allow=[])
-    host.register(Plugin(), name="recording")
+    host = host_with_provider(provider)
     ctx = make_context(host, mem=MemorySource(numbered(260, chars=20)))
     assert ctx.index_provider is provider
     pages = all_pages(
@@ -857,13 +864,7 @@ def test_whole_item_after_its_section_is_not_repeated() -> None:
     provider = RecordingProvider()
     provider.partition = DensityPartition()
 
-    class Plugin:
-        @hookimpl
-        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
-            register(provider)
-
-    host = PluginHost(allow=[])
-    host.register(Plugin(), name="recording")
+    host = host_with_provider(provider)
     source = SectionedSource({"guide.md": "# A\n\nzebra zebra zebra\n\n# B\n\nother words\n"})
     package = make_context(host, s=source).reader(consumer="a").read("zebra")
     assert [b.ref.scope for b in package.blocks] == ["lines:1-4"]
@@ -878,13 +879,7 @@ def test_ranked_bindings_are_interleaved_by_rank_not_raw_score() -> None:
 
     provider = RecordingProvider()
 
-    class Plugin:
-        @hookimpl
-        def register_index_providers(self, register):  # type: ignore[no-untyped-def]
-            register(provider)
-
-    host = PluginHost(allow=[])
-    host.register(Plugin(), name="recording")
+    host = host_with_provider(provider)
     loud = MemorySource({"a1.txt": "zebra " * 9, "a2.txt": "zebra " * 8})
     quiet = MemorySource({"b1.txt": "zebra once"})
     ctx = make_context(host, loud=loud, quiet=quiet)
