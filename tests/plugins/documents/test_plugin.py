@@ -37,7 +37,25 @@ def test_host_finds_handler_by_suffix(
     host: PluginHost, path: str, handler_type: type[object]
 ) -> None:
     """Suffix lookup is case-insensitive and covers macro-enabled variants."""
-    assert isinstance(host.file_io_handler_for(path=path), handler_type)
+    found = host.file_io_handler_for(path=path)
+    assert found is not None
+    assert found.name == handler_type.name  # type: ignore[attr-defined]
+    assert found.version == handler_type().version  # type: ignore[attr-defined]
+
+
+def test_loading_the_plugin_imports_no_parser_library() -> None:
+    """Registering the handlers does not import pypdf, python-docx, openpyxl or python-pptx."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from taskctx import PluginHost; "
+        "host = PluginHost(allow=['taskctx-documents']); "
+        "assert len(host.file_io_handlers()) == 4; "
+        "print(sorted(m for m in ('pypdf', 'docx', 'openpyxl', 'pptx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_host_finds_handler_by_media_type(host: PluginHost) -> None:

@@ -26,6 +26,7 @@ from docx.oxml.ns import qn
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, parse_boundary
 from taskctx_documents._text import TextBuilder, one_line
+from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline, DocumentLimits, check_size
 from taskctx_documents.ziputil import check_package
 
@@ -73,12 +74,15 @@ _DRAWINGS = frozenset({qn("w:drawing"), qn("w:pict"), qn("w:object"), _ALTERNATE
 _HEADING_NAME = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 
 
+_FORMAT = by_name("docx")
+
+
 class DocxHandler:
     """FileIOHandler for Word documents (OOXML), on python-docx."""
 
-    name = "docx"
-    suffixes = ("docx",)
-    media_types = ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",)
+    name = _FORMAT.name
+    suffixes = _FORMAT.suffixes
+    media_types = _FORMAT.media_types
 
     def __init__(self, limits: DocumentLimits | None = None) -> None:
         self.limits = limits if limits is not None else DocumentLimits()

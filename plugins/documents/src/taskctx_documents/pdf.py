@@ -20,6 +20,7 @@ from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, describe, parse_boundary
 from taskctx_documents._text import TextBuilder
+from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline, DocumentLimits, check_size
 
 __all__ = ["PdfHandler"]
@@ -28,12 +29,15 @@ FORMAT_VERSION = "1"
 """Bumped whenever this module changes the text or sections it produces."""
 
 
+_FORMAT = by_name("pdf")
+
+
 class PdfHandler:
     """FileIOHandler for PDF files, on pypdf."""
 
-    name = "pdf"
-    suffixes = ("pdf",)
-    media_types = ("application/pdf",)
+    name = _FORMAT.name
+    suffixes = _FORMAT.suffixes
+    media_types = _FORMAT.media_types
 
     def __init__(self, limits: DocumentLimits | None = None) -> None:
         self.limits = limits if limits is not None else DocumentLimits()

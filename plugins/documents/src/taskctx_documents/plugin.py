@@ -6,13 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from taskctx.hookspecs import hookimpl
-from taskctx_documents import default_handlers
+from taskctx_documents.deferred import DeferredHandler
+from taskctx_documents.formats import FORMATS
 
 __all__ = ["register_file_io_handlers"]
 
 
 @hookimpl
 def register_file_io_handlers(register: Callable[[Any], None]) -> None:
-    """Handlers ``pdf``, ``docx``, ``xlsx`` (and xlsm) and ``pptx`` (and pptm)."""
-    for handler in default_handlers():
-        register(handler)
+    """Handlers ``pdf``, ``docx``, ``xlsx`` (and xlsm) and ``pptx`` (and pptm).
+
+    Deferred: a parser library is imported when its first document is parsed, not when
+    the plugin loads (every ``taskctx`` command and host would pay for it otherwise).
+    """
+    for fmt in FORMATS:
+        register(DeferredHandler(fmt))

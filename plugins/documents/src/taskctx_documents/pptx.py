@@ -22,6 +22,7 @@ from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, parse_boundary
 from taskctx_documents._text import TextBuilder, one_line
+from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline, DocumentLimits, check_size
 from taskctx_documents.ziputil import check_package
 
@@ -64,15 +65,15 @@ def _slide_text(slide: Slide) -> tuple[str, str]:
     return title, "\n".join(lines)
 
 
+_FORMAT = by_name("pptx")
+
+
 class PptxHandler:
     """FileIOHandler for PowerPoint presentations (OOXML, macro-enabled too), on python-pptx."""
 
-    name = "pptx"
-    suffixes = ("pptx", "pptm")
-    media_types = (
-        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "application/vnd.ms-powerpoint.presentation.macroenabled.12",
-    )
+    name = _FORMAT.name
+    suffixes = _FORMAT.suffixes
+    media_types = _FORMAT.media_types
 
     def __init__(self, limits: DocumentLimits | None = None) -> None:
         self.limits = limits if limits is not None else DocumentLimits()

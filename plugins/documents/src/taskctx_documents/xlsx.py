@@ -23,6 +23,7 @@ from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, parse_boundary
 from taskctx_documents._text import TextBuilder
+from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline, DocumentLimits, check_size
 from taskctx_documents.ziputil import check_package
 
@@ -52,15 +53,15 @@ def _row_text(row: Iterable[object]) -> str:
     return "\t".join(cells)
 
 
+_FORMAT = by_name("xlsx")
+
+
 class XlsxHandler:
     """FileIOHandler for Excel workbooks (OOXML, macro-enabled too), on openpyxl."""
 
-    name = "xlsx"
-    suffixes = ("xlsx", "xlsm")
-    media_types = (
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "application/vnd.ms-excel.sheet.macroenabled.12",
-    )
+    name = _FORMAT.name
+    suffixes = _FORMAT.suffixes
+    media_types = _FORMAT.media_types
 
     def __init__(self, limits: DocumentLimits | None = None) -> None:
         self.limits = limits if limits is not None else DocumentLimits()
