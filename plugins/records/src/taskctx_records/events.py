@@ -25,7 +25,7 @@ from typing import Any, Literal
 from taskctx.errors import CursorError
 from taskctx_records.content import canonical_json
 from taskctx_records.errors import EventConflictError
-from taskctx_records.query import make_coverage
+from taskctx_records.query import continuation, make_coverage
 from taskctx_records.values import Event, EventPage
 
 __all__ = [
@@ -209,15 +209,9 @@ def make_page(
     next_cursor = None
     if has_more:
         next_cursor = issue(
-            {
-                "spec": spec.to_body(),
-                "qh": spec.digest(),
-                "rev": revision,
-                "after": found[-1].revision,
-                "considered": considered,
-                "page": page,
-                "ttl": ttl,
-            }
+            continuation(
+                spec.to_body(), spec.digest(), revision, found[-1].revision, considered, page, ttl
+            )
         )
     coverage = make_coverage(
         binding_id=binding_id,

@@ -316,6 +316,29 @@ def make_coverage(
     )
 
 
+def continuation(
+    spec_body: Mapping[str, Any],
+    spec_digest: str,
+    revision: int,
+    after: Any,
+    considered: int | None,
+    page: int,
+    ttl: float,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The body of a continuation cursor: the query, its snapshot and the keyset position."""
+    return {
+        "spec": dict(spec_body),
+        "qh": spec_digest,
+        "rev": revision,
+        "after": after,
+        "considered": considered,
+        **extra,
+        "page": page,
+        "ttl": ttl,
+    }
+
+
 def make_page(
     rows: Sequence[Sequence[Any]],
     spec: QuerySpec,
@@ -344,16 +367,16 @@ def make_page(
     next_cursor = None
     if has_more:
         next_cursor = issue(
-            {
-                "spec": spec.to_body(),
-                "qh": spec.digest(),
-                "rev": revision,
-                "after": records[-1].id,
-                "considered": considered,
-                "delivered": delivered_before + len(records),
-                "page": page,
-                "ttl": ttl,
-            }
+            continuation(
+                spec.to_body(),
+                spec.digest(),
+                revision,
+                records[-1].id,
+                considered,
+                page,
+                ttl,
+                delivered=delivered_before + len(records),
+            )
         )
     coverage = make_coverage(
         binding_id=binding_id,
