@@ -24,11 +24,11 @@ from docx.document import Document
 from docx.oxml.ns import qn
 
 from taskctx.protocols import ParsedDocument
-from taskctx_documents._boundary import ParseLog, parse_boundary
+from taskctx_documents._boundary import ParseLog
+from taskctx_documents._handler import HandlerBase
 from taskctx_documents._text import TextBuilder, one_line
 from taskctx_documents.formats import by_name
-from taskctx_documents.limits import Deadline, DocumentLimits, check_size
-from taskctx_documents.ziputil import check_package
+from taskctx_documents.limits import Deadline
 
 __all__ = ["DocxHandler"]
 
@@ -74,31 +74,17 @@ _DRAWINGS = frozenset({qn("w:drawing"), qn("w:pict"), qn("w:object"), _ALTERNATE
 _HEADING_NAME = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 
 
-_FORMAT = by_name("docx")
+class DocxHandler(HandlerBase):
+    """FileIOHandler for Word documents (OOXML), on python-docx.
 
+    Body text by heading sections, then headers and footers; ``MediaError`` on failure.
+    """
 
-class DocxHandler:
-    """FileIOHandler for Word documents (OOXML), on python-docx."""
-
-    name = _FORMAT.name
-    suffixes = _FORMAT.suffixes
-    media_types = _FORMAT.media_types
-
-    def __init__(self, limits: DocumentLimits | None = None) -> None:
-        self.limits = limits if limits is not None else DocumentLimits()
-
-    @property
-    def version(self) -> str:
-        """Parse-cache key: this module's format version, the python-docx version
-        and the limits (a result under other limits is another cache entry)."""
-        return f"{FORMAT_VERSION}+python-docx-{docx.__version__}+limits-{self.limits.fingerprint()}"
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Body text by heading sections, then headers and footers; ``MediaError`` on failure."""
-        with parse_boundary("DOCX", path) as log:
-            check_size(data, path, self.limits)
-            check_package(data, path, "DOCX", self.limits)
-            return self._parse(data, path, log)
+    FORMAT = by_name("docx")
+    LABEL = "DOCX"
+    FORMAT_VERSION = FORMAT_VERSION
+    LIBRARY = "python-docx"
+    LIBRARY_VERSION = docx.__version__
 
     def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
         deadline = Deadline(self.limits.max_seconds, path)

@@ -18,10 +18,11 @@ from pypdf import PasswordType
 
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
-from taskctx_documents._boundary import ParseLog, describe, parse_boundary
+from taskctx_documents._boundary import ParseLog, describe
+from taskctx_documents._handler import HandlerBase
 from taskctx_documents._text import TextBuilder
 from taskctx_documents.formats import by_name
-from taskctx_documents.limits import Deadline, DocumentLimits, check_size
+from taskctx_documents.limits import Deadline
 
 __all__ = ["PdfHandler"]
 
@@ -29,30 +30,18 @@ FORMAT_VERSION = "1"
 """Bumped whenever this module changes the text or sections it produces."""
 
 
-_FORMAT = by_name("pdf")
+class PdfHandler(HandlerBase):
+    """FileIOHandler for PDF files, on pypdf.
 
+    Text of every page, one ``page:N`` section each; ``MediaError`` on failure.
+    """
 
-class PdfHandler:
-    """FileIOHandler for PDF files, on pypdf."""
-
-    name = _FORMAT.name
-    suffixes = _FORMAT.suffixes
-    media_types = _FORMAT.media_types
-
-    def __init__(self, limits: DocumentLimits | None = None) -> None:
-        self.limits = limits if limits is not None else DocumentLimits()
-
-    @property
-    def version(self) -> str:
-        """Parse-cache key: this module's format version, the pypdf version
-        and the limits (a result under other limits is another cache entry)."""
-        return f"{FORMAT_VERSION}+pypdf-{pypdf.__version__}+limits-{self.limits.fingerprint()}"
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Text of every page, one ``page:N`` section each; ``MediaError`` on failure."""
-        with parse_boundary("PDF", path) as log:
-            check_size(data, path, self.limits)
-            return self._parse(data, path, log)
+    FORMAT = by_name("pdf")
+    LABEL = "PDF"
+    FORMAT_VERSION = FORMAT_VERSION
+    LIBRARY = "pypdf"
+    LIBRARY_VERSION = pypdf.__version__
+    ZIP_PACKAGE = False
 
     def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
         deadline = Deadline(self.limits.max_seconds, path)

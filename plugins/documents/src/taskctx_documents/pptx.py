@@ -20,11 +20,11 @@ from pptx.slide import Slide
 
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
-from taskctx_documents._boundary import ParseLog, parse_boundary
+from taskctx_documents._boundary import ParseLog
+from taskctx_documents._handler import HandlerBase
 from taskctx_documents._text import TextBuilder, one_line
 from taskctx_documents.formats import by_name
-from taskctx_documents.limits import Deadline, DocumentLimits, check_size
-from taskctx_documents.ziputil import check_package
+from taskctx_documents.limits import Deadline
 
 __all__ = ["PptxHandler"]
 
@@ -65,31 +65,17 @@ def _slide_text(slide: Slide) -> tuple[str, str]:
     return title, "\n".join(lines)
 
 
-_FORMAT = by_name("pptx")
+class PptxHandler(HandlerBase):
+    """FileIOHandler for PowerPoint presentations (OOXML, macro-enabled too), on python-pptx.
 
+    Every slide's text and notes, one ``slide:N`` section each; ``MediaError`` on failure.
+    """
 
-class PptxHandler:
-    """FileIOHandler for PowerPoint presentations (OOXML, macro-enabled too), on python-pptx."""
-
-    name = _FORMAT.name
-    suffixes = _FORMAT.suffixes
-    media_types = _FORMAT.media_types
-
-    def __init__(self, limits: DocumentLimits | None = None) -> None:
-        self.limits = limits if limits is not None else DocumentLimits()
-
-    @property
-    def version(self) -> str:
-        """Parse-cache key: this module's format version, the python-pptx version
-        and the limits (a result under other limits is another cache entry)."""
-        return f"{FORMAT_VERSION}+python-pptx-{pptx.__version__}+limits-{self.limits.fingerprint()}"
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Every slide's text and notes, one ``slide:N`` section each; ``MediaError`` on failure."""
-        with parse_boundary("PPTX", path) as log:
-            check_size(data, path, self.limits)
-            check_package(data, path, "PPTX", self.limits)
-            return self._parse(data, path, log)
+    FORMAT = by_name("pptx")
+    LABEL = "PPTX"
+    FORMAT_VERSION = FORMAT_VERSION
+    LIBRARY = "python-pptx"
+    LIBRARY_VERSION = pptx.__version__
 
     def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
         deadline = Deadline(self.limits.max_seconds, path)

@@ -21,11 +21,11 @@ from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
-from taskctx_documents._boundary import ParseLog, parse_boundary
+from taskctx_documents._boundary import ParseLog
+from taskctx_documents._handler import HandlerBase
 from taskctx_documents._text import TextBuilder
 from taskctx_documents.formats import by_name
-from taskctx_documents.limits import Deadline, DocumentLimits, check_size
-from taskctx_documents.ziputil import check_package
+from taskctx_documents.limits import Deadline
 
 __all__ = ["XlsxHandler"]
 
@@ -53,33 +53,17 @@ def _row_text(row: Iterable[object]) -> str:
     return "\t".join(cells)
 
 
-_FORMAT = by_name("xlsx")
+class XlsxHandler(HandlerBase):
+    """FileIOHandler for Excel workbooks (OOXML, macro-enabled too), on openpyxl.
 
+    Every sheet's rows, one ``sheet:<name>`` section each; ``MediaError`` on failure.
+    """
 
-class XlsxHandler:
-    """FileIOHandler for Excel workbooks (OOXML, macro-enabled too), on openpyxl."""
-
-    name = _FORMAT.name
-    suffixes = _FORMAT.suffixes
-    media_types = _FORMAT.media_types
-
-    def __init__(self, limits: DocumentLimits | None = None) -> None:
-        self.limits = limits if limits is not None else DocumentLimits()
-
-    @property
-    def version(self) -> str:
-        """Parse-cache key: this module's format version, the openpyxl version
-        and the limits (a result under other limits is another cache entry)."""
-        return (
-            f"{FORMAT_VERSION}+openpyxl-{openpyxl.__version__}+limits-{self.limits.fingerprint()}"
-        )
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Every sheet's rows, one ``sheet:<name>`` section each; ``MediaError`` on failure."""
-        with parse_boundary("XLSX", path) as log:
-            check_size(data, path, self.limits)
-            check_package(data, path, "XLSX", self.limits)
-            return self._parse(data, path, log)
+    FORMAT = by_name("xlsx")
+    LABEL = "XLSX"
+    FORMAT_VERSION = FORMAT_VERSION
+    LIBRARY = "openpyxl"
+    LIBRARY_VERSION = openpyxl.__version__
 
     def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
         deadline = Deadline(self.limits.max_seconds, path)
