@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -36,6 +37,15 @@ def _emit(value: Any) -> None:
         click.echo(value.model_dump_json(indent=2))
     else:
         click.echo(json.dumps(value, indent=2, default=str))
+
+
+def _answer(produce: Callable[[], Any]) -> None:
+    """Print what ``produce`` returns as JSON; store errors become a clear CLI error."""
+    try:
+        value = produce()
+    except (TaskCtxError, ValueError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    _emit(value)
 
 
 def _store(root: str, *, read_only: bool = False) -> Any:
@@ -71,18 +81,17 @@ def put_command(
     """Store CONTENT ('-' reads stdin) and print the new record's ref."""
     text = sys.stdin.read() if content == "-" else content
     value: Any = _json_arg(text, "CONTENT") if as_json else text
-    try:
-        ref = _store(root).put(
+    parsed_scope, parsed_meta = _json_arg(scope, "--scope"), _json_arg(meta, "--meta")
+    _answer(
+        lambda: _store(root).put(
             value,
             collection=collection,
             kind=kind,
-            scope=_json_arg(scope, "--scope"),
-            meta=_json_arg(meta, "--meta"),
+            scope=parsed_scope,
+            meta=parsed_meta,
             record_id=record_id,
         )
-    except (TaskCtxError, ValueError, TypeError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    _emit(ref)
+    )
 
 
 @records_group.command("get")
@@ -91,11 +100,7 @@ def put_command(
 @click.argument("record_id")
 def get_command(root: str, at_revision: int | None, record_id: str) -> None:
     """Print one record (bytes content is shown base64-encoded)."""
-    try:
-        record = _store(root, read_only=True).get(record_id, at_revision=at_revision)
-    except (TaskCtxError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    _emit(record)
+    _answer(lambda: _store(root, read_only=True).get(record_id, at_revision=at_revision))
 
 
 @records_group.command("query")
@@ -145,22 +150,22 @@ def query_command(
             parsed[path] = json.loads(value)
         except ValueError:
             parsed[path] = value  # a bare word is a string
-    try:
+    parsed_scope = _json_arg(scope, "--scope")
+
+    def page() -> Any:
         store = _store(root, read_only=True)
         if cursor is not None:
-            page = store.query_continue(cursor)
-        else:
-            page = store.query(
-                collection=collection,
-                kind=kind,
-                scope=_json_arg(scope, "--scope"),
-                filters=parsed or None,
-                order=order,
-                page_size=page_size,
-            )
-    except (TaskCtxError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    _emit(page)
+            return store.query_continue(cursor)
+        return store.query(
+            collection=collection,
+            kind=kind,
+            scope=parsed_scope,
+            filters=parsed or None,
+            order=order,
+            page_size=page_size,
+        )
+
+    _answer(page)
 
 
 @records_group.command("events")
@@ -187,14 +192,13 @@ def events_command(
     cursor: str | None,
 ) -> None:
     """Print one page of events (by stream, task, type or actor) with its cursor."""
-    try:
+
+    def page() -> Any:
         store = _store(root, read_only=True)
         if cursor is not None:
-            page = store.events_continue(cursor)
-        else:
-            page = store.events(
-                stream, task_id=task_id, type=event_type, actor=actor, page_size=page_size
-            )
-    except (TaskCtxError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    _emit(page)
+            return store.events_continue(cursor)
+        return store.events(
+            stream, task_id=task_id, type=event_type, actor=actor, page_size=page_size
+        )
+
+    _answer(page)
