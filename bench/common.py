@@ -8,7 +8,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -85,3 +85,19 @@ def write_result(out_dir: Path, name: str, result: dict[str, Any]) -> Path:
     path = out_dir / f"{name}.json"
     path.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
+
+
+def timing_line(phase: str, timing: Mapping[str, float], width: int) -> str:
+    """``phase   median ms (min-max)`` as the summaries print it."""
+    return (
+        f"{phase:<{width}} {timing['median_s'] * 1e3:9.2f} ms "
+        f"({timing['min_s'] * 1e3:.2f}-{timing['max_s'] * 1e3:.2f})"
+    )
+
+
+def ratio_verdict(ratio: float, limit: float, applies: bool) -> str:
+    """``target < 5%: met`` (or MISSED; quick runs are not judged)."""
+    verdict = "met" if ratio < limit else "MISSED"
+    if not applies:
+        verdict = f"{'under' if ratio < limit else 'over'} (quick run: not judged)"
+    return f"target < {limit:.0%}: {verdict}"

@@ -15,7 +15,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.common import git_facts, machine_facts, now_iso, summarize
+from bench.common import (
+    git_facts,
+    machine_facts,
+    now_iso,
+    ratio_verdict,
+    summarize,
+    timing_line,
+)
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 from taskctx.testing import MemorySource
 
@@ -264,17 +271,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     limit = result["targets"]["max_ratio"]
     lines = [f"{params['descriptors']} descriptors, {params['rounds']} rounds; median (min-max)"]
     for phase in PHASES:
-        t = timings[phase]
-        line = (
-            f"{phase:<11} {t['median_s'] * 1e3:9.2f} ms "
-            f"({t['min_s'] * 1e3:.2f}-{t['max_s'] * 1e3:.2f})"
-        )
+        line = timing_line(phase, timings[phase], 11)
         ratio = ratios.get(f"{phase}_over_cold")
         if ratio is not None:
-            verdict = "met" if ratio < limit else "MISSED"
-            if not result["targets"]["applies"]:
-                verdict = f"{'under' if ratio < limit else 'over'} (quick run: not judged)"
-            line += f"  {ratio:6.2%} of cold, target < {limit:.0%}: {verdict}"
+            verdict = ratio_verdict(ratio, limit, result["targets"]["applies"])
+            line += f"  {ratio:6.2%} of cold, {verdict}"
         lines.append(line)
     failed = [name for name, ok in result["checks"].items() if not ok]
     if failed:

@@ -25,7 +25,14 @@ import taskctx_workspace.plugin as workspace_plugin
 from taskctx_workspace.source import WorkspaceSource
 from taskctx_workspace.workspace import TaskWorkspace
 
-from bench.common import git_facts, machine_facts, now_iso, summarize
+from bench.common import (
+    git_facts,
+    machine_facts,
+    now_iso,
+    ratio_verdict,
+    summarize,
+    timing_line,
+)
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
 from taskctx.protocols import ChangeSet
@@ -508,20 +515,13 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     ]
     last_calls = result["source_calls_by_round"][-1]
     for phase in PHASES:
-        t = timings[phase]
-        line = (
-            f"{phase:<26} {t['median_s'] * 1e3:9.2f} ms "
-            f"({t['min_s'] * 1e3:.2f}-{t['max_s'] * 1e3:.2f})"
-        )
+        line = timing_line(phase, timings[phase], 26)
         key = f"{phase}_over_cold"
         ratio = ratios.get(key)
         if ratio is not None:
             line += f"  {ratio:7.2%} of cold"
             if key in targets["judged"]:
-                verdict = "met" if ratio < limit else "MISSED"
-                if not targets["applies"]:
-                    verdict = f"{'under' if ratio < limit else 'over'} (quick: not judged)"
-                line += f", target < {limit:.0%}: {verdict}"
+                line += f", {ratio_verdict(ratio, limit, targets['applies'])}"
         c = last_calls[phase]
         line += (
             f"  [described {c['files_described']}, digest-hashed "
