@@ -272,6 +272,20 @@ def test_distribution_found_twice_counts_once(site_factory: Any) -> None:
     assert "tcx_twice_later" not in sys.modules
 
 
+def _first_party_kind_not_installed() -> tuple[str, str] | None:
+    """A first-party source kind whose distribution this environment lacks, if any."""
+    import importlib.metadata
+
+    from taskctx.plugins import FIRST_PARTY_KINDS
+
+    for kind, dist in sorted(FIRST_PARTY_KINDS.items()):
+        try:
+            importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return kind, dist
+    return None
+
+
 def test_unknown_kind_lists_installed_kinds_and_hints(site: Site) -> None:
     """An unknown kind names itself and the installed kinds; first-party kinds hint a dist."""
     site.source_plugin("tcx-demo", "tcx_demo_mod", "demo")
@@ -281,8 +295,13 @@ def test_unknown_kind_lists_installed_kinds_and_hints(site: Site) -> None:
         host.source("nope")
     with pytest.raises(UnknownSourceKindError, match="'taskctx-workspace' is installed but not"):
         host.source("task_workspace", root=".")
-    with pytest.raises(UnknownSourceKindError, match="install the distribution 'taskctx-skills'"):
-        host.source("skill_library")
+    absent = _first_party_kind_not_installed()
+    if absent is not None:
+        kind, dist = absent
+        with pytest.raises(UnknownSourceKindError, match=f"install the distribution '{dist}'"):
+            host.source(kind)
+    with pytest.raises(UnknownSourceKindError, match="'taskctx-records' is installed but not"):
+        host.source("record_store")
     with pytest.raises(NotInstalledError, match="no index provider named 'fts'"):
         host.index_provider("fts")
     with pytest.raises(NotInstalledError, match="no selector named 'llm'"):

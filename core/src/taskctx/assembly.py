@@ -66,6 +66,7 @@ class Candidate:
     explicit: bool = False
     content_version: str | None = None
     problem: Problem | None = None
+    summary: str | None = None
 
 
 @attrs.define(slots=True)
@@ -115,6 +116,8 @@ def digest_outline(
         f"[lossy digest of {candidate.title or candidate.ref.path}: {original} chars "
         f"not delivered in full; full text at [[ref:{alias(full_ref)}]]]\n"
     )
+    if candidate.summary:
+        head += f"summary: {candidate.summary}\n"
     lines = [head, "sections in order:\n"]
     used = len(head) + len(lines[1])
     section_refs: list[ContextRef] = []

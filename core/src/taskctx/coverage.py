@@ -10,6 +10,7 @@ from taskctx.model import (
     CoverageStatus,
     Enumeration,
     SourceCoverage,
+    SourceDescriptor,
 )
 
 __all__ = ["BindingScan", "coverage_for"]
@@ -31,6 +32,8 @@ class BindingScan:
     explicit_outside: int = 0
     truncated: bool = False
     warnings: list[str] = attrs.field(factory=list)
+    required: list[SourceDescriptor] = attrs.field(factory=list)
+    """Items the source marks required: delivered on page 1 whatever the query."""
 
 
 def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:

@@ -217,6 +217,7 @@ class PartitionState:
     generation: int = 0
     _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
+    _required: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
     last_sync: SyncReport | None = None
     generation_seen: str | None = None
     _lock: asyncio.Lock | None = None
@@ -244,6 +245,10 @@ class PartitionState:
             self._filtered[memo_key] = cached
         return cached[1].items
 
+    def required(self) -> list[SourceDescriptor]:
+        """Descriptors the source marks ``required``, in structural order."""
+        return sorted(self._required.values(), key=_order_key)
+
     def by_doc_id(self, doc_id: str) -> SourceDescriptor | None:
         """The descriptor a provider hit refers to."""
         return self._by_doc_id.get(doc_id)
@@ -255,9 +260,14 @@ class PartitionState:
         for key in deletes:
             if self.descriptors.pop(key, None) is not None:
                 self._by_doc_id.pop(doc_id_of(*key), None)
+            self._required.pop(key, None)
         for descriptor in upserts:
             self.descriptors[descriptor.key] = descriptor
             self._by_doc_id[doc_id_of(*descriptor.key)] = descriptor
+            if descriptor.required:
+                self._required[descriptor.key] = descriptor
+            else:
+                self._required.pop(descriptor.key, None)
         self.generation += 1
         if len(upserts) + len(deletes) > INCREMENTAL_LIMIT:
             self.structure = SortedDescriptors(self.descriptors.values())

@@ -254,6 +254,12 @@ class SourceDescriptor(FrozenModel):
     problem: Problem | None = None
     position: int | None = None
     """Order of a section among its item's sections (document order); None sorts by scope."""
+    required: bool = False
+    """The source delivers this item as part of its binding's required core: every read
+    holds it (whole, or as a lossy digest when allowed), whatever the query."""
+    summary: str | None = None
+    """A short description the source vouches for (a skill's description, say): shown
+    to a selector instead of a body preview, and at the head of a lossy digest."""
 
     @property
     def key(self) -> tuple[str, str | None]:

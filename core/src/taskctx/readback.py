@@ -55,6 +55,7 @@ def candidate_of(
         explicit=explicit,
         content_version=d.content_version,
         problem=d.problem,
+        summary=d.summary,
     )
 
 

@@ -364,6 +364,13 @@ class ContextReader:
         scan.truncated = found.truncated
         scan.warnings.extend(found.warnings)
         descriptors, scores = found.descriptors, found.scores
+        scan.required = state.required()
+        if scan.required:  # the required core is delivered as such, never also ranked
+            core = {d.key for d in scan.required}
+            keep = [i for i, d in enumerate(descriptors) if d.key not in core]
+            scan.explicit_outside += len(core) - (len(descriptors) - len(keep))
+            descriptors = [descriptors[i] for i in keep]
+            scores = [scores[i] for i in keep] if scores is not None else None
         if intent.roles:
             keep = [
                 i for i, d in enumerate(descriptors) if (d.role or binding.role) in intent.roles
@@ -400,6 +407,10 @@ class ContextReader:
         assert self._snapshot is not None
         entries = list(context.entries.values())
         required = [self._readback.direct(e) for e in entries if e.required]
+        for scan, segment in scans:
+            if segment is not None:
+                binding = segment[0]
+                required += [candidate_of(binding, d, None, required=True) for d in scan.required]
         required += [self._readback.explicit(ref) for ref in intent.explicit_refs]
         optional_direct = [
             self._readback.direct(e)

@@ -37,6 +37,26 @@ def _invalid(keys: object, issued: set[str]) -> str | None:
     return None
 
 
+async def _preview(assembler: PageAssembler, candidate: Candidate, key: str) -> SelectionCandidate:
+    """What the selector sees of one candidate: the source's summary when it vouches for
+    one (progressive disclosure: no body is read), else the first characters."""
+    text, chars = candidate.summary or "", candidate.chars or 0
+    if candidate.summary is None:
+        try:
+            preview = await assembler.read(candidate, PREVIEW_CHARS)
+            text, chars = preview.text or "", preview.chars_total or 0
+        except Exception:  # a candidate that cannot be previewed is offered by title only
+            pass
+    return SelectionCandidate(
+        key=key,
+        title=candidate.title or candidate.ref.path,
+        preview=text[:PREVIEW_CHARS],
+        chars=chars,
+        role=candidate.role,
+        binding_id=candidate.binding_id,
+    )
+
+
 async def select_and_add(
     selector: Selector,
     assembler: PageAssembler,
@@ -51,22 +71,9 @@ async def select_and_add(
     previews: list[SelectionCandidate] = []
     keyed: dict[str, Candidate] = {}
     for index, candidate in enumerate(window, start=1):
-        try:
-            preview = await assembler.read(candidate, PREVIEW_CHARS)
-        except Exception:  # a candidate that cannot be previewed is offered by title only
-            preview = None
         key = f"c{index}"
         keyed[key] = candidate
-        previews.append(
-            SelectionCandidate(
-                key=key,
-                title=candidate.title or candidate.ref.path,
-                preview=(preview.text or "") if preview is not None else "",
-                chars=(preview.chars_total or 0) if preview is not None else (candidate.chars or 0),
-                role=candidate.role,
-                binding_id=candidate.binding_id,
-            )
-        )
+        previews.append(await _preview(assembler, candidate, key))
     request = SelectionRequest(
         query=intent.query,
         consumer=consumer,

@@ -1,0 +1,195 @@
+"""``SkillLibrary``: a folder of Agent Skills, an allowlist, and pinned bindings.
+
+Discovery reads only each skill's front matter (the metadata layer). Binding takes a
+whole skill folder as one consistent, validated set of bytes, keeps it in the
+content-addressed store under ``<root>/.taskctx/skills/`` and pins it at its
+``revision_ref``; from then on the binding reads the store, never the folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import attrs
+
+from taskctx.errors import NotFoundError, PolicyError
+from taskctx_skills.errors import SkillValidationError
+from taskctx_skills.snapshot import SKILL_FILES, SkillLimits, read_metadata, take_snapshot
+from taskctx_skills.source import SkillSource
+from taskctx_skills.store import BindingEntry, SkillStore
+from taskctx_skills.values import BoundSkill, SkillEntry
+
+__all__ = ["SkillLibrary"]
+
+SkillSpec = str | BoundSkill
+"""A skill to bind: its name (pinned at its current content, or ``name@sha256:...`` for
+a stored revision), or a :class:`BoundSkill` already pinned."""
+
+
+def _trust_table(trusted: Iterable[str] | Mapping[str, str | None]) -> dict[str, str | None]:
+    if isinstance(trusted, str):
+        raise TypeError("trusted= takes a collection of skill names, not one string")
+    if isinstance(trusted, Mapping):
+        return {str(name): (str(rev) if rev else None) for name, rev in trusted.items()}
+    return {str(name): None for name in trusted}
+
+
+@attrs.define(slots=True, init=False)
+class SkillLibrary:
+    """Skills in ``root/<name>/SKILL.md`` folders; only the ``trusted`` ones can be bound.
+
+    ``trusted`` is the application's explicit allowlist: skill names, or a mapping of
+    names to the one ``revision_ref`` trusted for each (None: any content). Skills found
+    on disk and not named are listed by :meth:`discover` but binding one raises
+    :class:`~taskctx.errors.PolicyError`.
+    """
+
+    root: Path
+    trusted: dict[str, str | None]
+    store: SkillStore
+    limits: SkillLimits
+
+    def __init__(
+        self,
+        root: str | Path,
+        trusted: Iterable[str] | Mapping[str, str | None] = (),
+        *,
+        store: str | Path | None = None,
+        limits: SkillLimits | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise NotFoundError(f"skill library {self.root} is not a folder")
+        self.trusted = _trust_table(trusted)
+        self.store = SkillStore(Path(store) if store else self.root / ".taskctx" / "skills")
+        self.limits = limits or SkillLimits()
+
+    # -- discovery (metadata layer only) ------------------------------------------------
+
+    def discover(self) -> tuple[SkillEntry, ...]:
+        """Every skill folder under the root, by folder name: metadata, trust, validity."""
+        entries = []
+        with os.scandir(self.root) as found:
+            folders = sorted(e.name for e in found if e.is_dir(follow_symlinks=False))
+        for folder in folders:
+            if folder.startswith("."):
+                continue
+            path = self.root / folder
+            skill_md = next((path / n for n in SKILL_FILES if (path / n).is_file()), None)
+            if skill_md is None:
+                continue
+            metadata, problems = read_metadata(path, skill_md.read_bytes())
+            name = metadata.get("name")
+            description = metadata.get("description")
+            entries.append(
+                SkillEntry(
+                    folder=folder,
+                    name=str(name) if name is not None else None,
+                    description=str(description) if description is not None else None,
+                    trusted=folder in self.trusted,
+                    valid=not problems,
+                    problems=tuple(problems),
+                )
+            )
+        return tuple(entries)
+
+    def validate(self, name: str) -> list[str]:
+        """The validator's messages for skill ``name`` (empty: valid)."""
+        try:
+            take_snapshot(self._folder(name), self.limits)
+        except SkillValidationError as exc:
+            return list(exc.messages)
+        return []
+
+    # -- binding ---------------------------------------------------------------------------
+
+    def _folder(self, name: str) -> Path:
+        if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+            raise PolicyError(f"{name!r} is not a skill name (a folder directly under the library)")
+        path = self.root / name
+        if not path.is_dir() or path.is_symlink():
+            raise NotFoundError(f"no skill folder {name!r} in the skill library {self.root}")
+        return path
+
+    def _check_trusted(self, name: str, revision_ref: str | None) -> None:
+        if name not in self.trusted:
+            raise PolicyError(
+                f"skill {name!r} is not trusted: the application must name it in "
+                f"SkillLibrary(trusted=...) before it can be bound"
+            )
+        pinned = self.trusted[name]
+        if pinned is not None and revision_ref is not None and pinned != revision_ref:
+            raise PolicyError(
+                f"skill {name!r} is trusted only at revision {pinned}; its content is now "
+                f"{revision_ref}"
+            )
+
+    def bind(self, skill: SkillSpec) -> BoundSkill:
+        """Pin a trusted skill: its current content, or the stored revision it names.
+
+        Raises PolicyError for an untrusted skill, SkillValidationError (with the
+        validator's messages) for an invalid one, and SkillRevisionNotFoundError for a
+        revision the store no longer holds. Nothing is stored for a refused skill.
+        """
+        if isinstance(skill, BoundSkill):
+            self._check_trusted(skill.name, skill.revision_ref)
+            stored = self.store.skill(skill.revision_ref)
+            if stored != skill:
+                raise PolicyError(f"skill {skill.name!r} differs from its stored revision")
+            return stored
+        name, _, revision = skill.partition("@")
+        if revision:
+            self._check_trusted(name, revision)
+            stored = self.store.skill(revision)
+            if stored.name != name:
+                raise PolicyError(f"revision {revision} is skill {stored.name!r}, not {name!r}")
+            return stored
+        self._check_trusted(name, None)
+        snapshot = take_snapshot(self._folder(name), self.limits)
+        self._check_trusted(snapshot.skill.name, snapshot.skill.revision_ref)
+        self.store.put_skill(snapshot.skill, dict(snapshot.blobs))
+        return snapshot.skill
+
+    def source(
+        self, required: Iterable[SkillSpec] = (), optional: Iterable[SkillSpec] | None = None
+    ) -> SkillSource:
+        """A ``skill_library`` source binding these skills, each pinned now.
+
+        ``required`` skills have their ``SKILL.md`` in every package; ``optional`` ones
+        are offered to the query and the selector. ``optional=None`` with no required
+        skills binds every trusted skill as optional.
+        """
+        required = list(required)
+        if optional is None:
+            optional = [] if required else sorted(self.trusted)
+        entries: dict[str, BindingEntry] = {}
+        skills: dict[str, BoundSkill] = {}
+        for spec, is_required in [*((s, True) for s in required), *((s, False) for s in optional)]:
+            bound = self.bind(spec)
+            if bound.name in entries:
+                if entries[bound.name].revision_ref != bound.revision_ref:
+                    raise PolicyError(f"skill {bound.name!r} is bound twice at different revisions")
+                if entries[bound.name].required or not is_required:
+                    continue
+            entries[bound.name] = BindingEntry(bound.name, bound.revision_ref, is_required)
+            skills[bound.name] = bound
+        revision = self.store.put_binding(list(entries.values()))
+        return SkillSource(self, revision, tuple(entries.values()), skills)
+
+    def restore_source(self, revision: str) -> SkillSource:
+        """The source of a binding stored at ``revision`` (a reader snapshot's revision).
+
+        Every blob is checked now, so a binding whose bytes are gone fails here, loudly,
+        instead of vanishing from a later read. Trust is checked again.
+        """
+        entries = self.store.binding(revision)
+        skills = {}
+        for entry in entries:
+            self._check_trusted(entry.name, entry.revision_ref)
+            skill = self.store.skill(entry.revision_ref)
+            for file in skill.files:
+                self.store.blob(file.sha256)
+            skills[entry.name] = skill
+        return SkillSource(self, revision, entries, skills)

@@ -1,0 +1,177 @@
+"""The library's content-addressed store: file blobs, skill revisions and bindings.
+
+Layout under ``<library>/.taskctx/skills/``::
+
+    objects/<aa>/<rest of sha256>    the bytes of one file, named by their digest
+    revisions/<sha256>.json          one pinned skill: metadata layer and its files
+    bindings/<sha256>.json           one binding: which skill revisions, which required
+
+Every name is the digest of what it holds, so nothing is ever rewritten: a write goes
+to a temporary sibling, is fsynced and renamed into place, blobs before the manifest
+that names them. A crash mid-write leaves at most an unnamed temporary file or an
+unreferenced blob, never a manifest whose bytes are missing. Reads verify the digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from pydantic import ValidationError
+
+from taskctx_skills.errors import SkillRevisionNotFoundError, SkillStoreError
+from taskctx_skills.snapshot import revision_of
+from taskctx_skills.values import BoundSkill
+
+__all__ = ["BindingEntry", "SkillStore"]
+
+
+@attrs.define(frozen=True, slots=True)
+class BindingEntry:
+    """One skill of a binding: its name, pinned revision and whether it is required."""
+
+    name: str
+    revision_ref: str
+    required: bool
+
+
+def _hex(digest: str) -> str:
+    algorithm, _, value = digest.partition(":")
+    if algorithm != "sha256" or len(value) != 64 or not all(c in "0123456789abcdef" for c in value):
+        raise SkillRevisionNotFoundError(f"{digest!r} is not a sha256 digest ('sha256:<64 hex>')")
+    return value
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _write_once(target: Path, data: bytes) -> None:
+    """Write ``data`` at ``target`` unless it is already there (names are digests)."""
+    if target.exists():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+@attrs.define(slots=True)
+class SkillStore:
+    """Content-addressed blobs, skill revisions and bindings of one library."""
+
+    root: Path
+
+    def _object(self, digest: str) -> Path:
+        value = _hex(digest)
+        return self.root / "objects" / value[:2] / value[2:]
+
+    def put_blob(self, data: bytes) -> str:
+        """Store ``data``; return its ``sha256:`` digest."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        _write_once(self._object(digest), data)
+        return digest
+
+    def blob(self, digest: str) -> bytes:
+        """The bytes named ``digest``, verified; raise if missing or tampered with."""
+        path = self._object(digest)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SkillRevisionNotFoundError(
+                f"blob {digest} is missing from the skill store {self.root}"
+            ) from None
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise SkillStoreError(f"blob {path} does not match its digest {digest}: tampered with")
+        return data
+
+    def has_blob(self, digest: str) -> bool:
+        """Whether the blob named ``digest`` is present (not verified)."""
+        return self._object(digest).is_file()
+
+    def put_skill(self, skill: BoundSkill, blobs: dict[str, bytes]) -> None:
+        """Store every file of ``skill`` and then its revision manifest."""
+        for file in skill.files:
+            stored = self.put_blob(blobs[file.path])
+            if stored != file.sha256:
+                raise SkillStoreError(f"{skill.name}/{file.path} changed while it was stored")
+        _write_once(
+            self._revision_path(skill.revision_ref), _canonical(skill.model_dump(mode="json"))
+        )
+
+    def _revision_path(self, revision_ref: str) -> Path:
+        return self.root / "revisions" / f"{_hex(revision_ref)}.json"
+
+    def skill(self, revision_ref: str) -> BoundSkill:
+        """The skill pinned at ``revision_ref``; raise loudly when the store lost it."""
+        path = self._revision_path(revision_ref)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise SkillRevisionNotFoundError(
+                f"skill revision {revision_ref} is not in the skill store {self.root} "
+                "(deleted, or made by another library)"
+            ) from None
+        try:
+            skill = BoundSkill.model_validate_json(raw)
+        except ValidationError as exc:
+            raise SkillStoreError(f"skill revision manifest {path} is damaged: {exc}") from None
+        if revision_of(skill.files) != revision_ref:
+            raise SkillStoreError(f"skill revision manifest {path} does not match its name")
+        return skill
+
+    def put_binding(self, entries: Sequence[BindingEntry]) -> str:
+        """Store a binding manifest; return its revision (``sha256:`` of the manifest)."""
+        body = {
+            "version": 1,
+            "skills": [
+                {"name": e.name, "revision_ref": e.revision_ref, "required": e.required}
+                for e in sorted(entries, key=lambda e: e.name)
+            ],
+        }
+        raw = _canonical(body)
+        revision = "sha256:" + hashlib.sha256(raw).hexdigest()
+        _write_once(self.root / "bindings" / f"{_hex(revision)}.json", raw)
+        return revision
+
+    def binding(self, revision: str) -> tuple[BindingEntry, ...]:
+        """The skills of the binding stored at ``revision``; raise loudly when it is gone."""
+        path = self.root / "bindings" / f"{_hex(revision)}.json"
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise SkillRevisionNotFoundError(
+                f"skill binding {revision} is not in the skill store {self.root}"
+            ) from None
+        if "sha256:" + hashlib.sha256(raw).hexdigest() != revision:
+            raise SkillStoreError(f"skill binding manifest {path} does not match its name")
+        try:
+            body = json.loads(raw)
+            return tuple(
+                BindingEntry(str(s["name"]), str(s["revision_ref"]), bool(s["required"]))
+                for s in body["skills"]
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SkillStoreError(f"skill binding manifest {path} is damaged: {exc}") from None
+
+    def has_binding(self, revision: str) -> bool:
+        """Whether the binding manifest of ``revision`` is present."""
+        return (self.root / "bindings" / f"{_hex(revision)}.json").is_file()
