@@ -16,6 +16,7 @@ $(STAMP): requirements-dev.txt $(DISTS)
 demo: $(STAMP)
 	$(BIN)/python demo/make_sample.py .demo/sample .demo/state
 	$(BIN)/taskctx read .demo/sample docs --records .demo/state \
+		--source skill_library:root=.demo/skills,trusted=review-upload,required=review-upload \
 		--put-required instruction="Answer from these files only; cite refs." \
 		--query "why does the upload time out after 30 s?" \
 		--max-chars 6000 --max-blocks 12

@@ -1,4 +1,4 @@
-"""Write the demo's sample folder: a PDF, a DOCX, an XLSX, a PPTX and a PNG.
+"""Write the demo's sample folder (a PDF, a DOCX, an XLSX, a PPTX, a PNG) and a skill library.
 
 Every file is made with the real libraries (the PDF by taskctx-documents' minimal
 writer, with a real text layer), so `make demo` reads genuine documents.
@@ -105,6 +105,31 @@ def write_records(root: Path) -> None:
     store.append_event("review", "started", {"by": "planner"}, task_id="demo")
 
 
+SKILL_MD = """\
+---
+name: review-upload
+description: Review an upload failure. Use when a transfer times out or is cut off.
+---
+# Review an upload failure
+
+## Evidence first
+
+Quote the observation and the file that shows the timeout; cite refs.
+
+## Likely causes
+
+Idle timeouts on a proxy, missing keep-alive, a client limit of 30 s.
+"""
+
+
+def write_skills(root: Path) -> None:
+    """A skill library with one skill the demo trusts and binds as required."""
+    skill = root / "review-upload"
+    (skill / "scripts").mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text(SKILL_MD, encoding="utf-8")
+    (skill / "scripts" / "probe.sh").write_text("curl -v --max-time 30 $URL\n", encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
     """Write the sample folder (first argument) and, given a second, a record store there."""
     if len(argv) not in (1, 2):
@@ -119,6 +144,7 @@ def main(argv: list[str]) -> int:
     write_xlsx(out / "uploads.xlsx")
     write_pptx(out / "review.pptx")
     write_png(out / "chart.png")
+    write_skills(out.parent / "skills")
     return 0
 
 

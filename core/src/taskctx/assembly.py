@@ -251,6 +251,14 @@ class PageAssembler:
             return None
         decision = classify(candidate.ref.path, candidate.media_type)
         if decision.media_class is MediaClass.TEXT:
+            if candidate.representation is Representation.REFERENCE_ONLY:
+                # the source says so (a skill's script, say): its text never enters
+                self.omit(
+                    candidate,
+                    OmissionReason.REFERENCE_ONLY,
+                    "the source offers this item by reference only",
+                )
+                return None
             return MediaClass.TEXT
         if decision.media_class is MediaClass.IMAGE and self.consumer.accepts_image_attachments():
             return MediaClass.IMAGE

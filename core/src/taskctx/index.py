@@ -13,7 +13,7 @@ import bisect
 import fnmatch
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, Literal
 
@@ -460,13 +460,18 @@ class ContextIndex:
         query: str,
         filters: ContextFilters,
         limit: int | None = None,
+        *,
+        exclude: Set[DescriptorKey] = frozenset(),
     ) -> CandidateSet:
         """Candidates in rank order (lexical providers) or structural order (no query/ranker).
 
+        ``exclude`` keeps items out of the matching set (a binding's required core).
         ``limit`` bounds how many ranked hits are asked of the provider; the set says
         ``truncated`` when more matched, so a later page asks again with a larger limit.
         """
         in_scope = state.filtered(filters)
+        if exclude:
+            in_scope = [d for d in in_scope if d.key not in exclude]
         structural = state.provider.kind == "structural"
         if structural or not query.strip():
             reasons = state.enumeration_reasons

@@ -354,8 +354,12 @@ class ContextReader:
             scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
             scan.detail = f"{type(exc).__name__}: {exc}"
             return scan, None
+        scan.required = state.required()
+        core = {d.key for d in scan.required}  # delivered as such, never also ranked
         try:
-            found = self.context.index.candidates(state, intent.query, intent.filters, limit)
+            found = self.context.index.candidates(
+                state, intent.query, intent.filters, limit, exclude=core
+            )
         except Exception as exc:  # the index provider is a plugin: report, do not sink
             scan.outcome = CoverageOutcome.UNAVAILABLE
             scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
@@ -364,13 +368,6 @@ class ContextReader:
         scan.truncated = found.truncated
         scan.warnings.extend(found.warnings)
         descriptors, scores = found.descriptors, found.scores
-        scan.required = state.required()
-        if scan.required:  # the required core is delivered as such, never also ranked
-            core = {d.key for d in scan.required}
-            keep = [i for i, d in enumerate(descriptors) if d.key not in core]
-            scan.explicit_outside += len(core) - (len(descriptors) - len(keep))
-            descriptors = [descriptors[i] for i in keep]
-            scores = [scores[i] for i in keep] if scores is not None else None
         if intent.roles:
             keep = [
                 i for i, d in enumerate(descriptors) if (d.role or binding.role) in intent.roles
@@ -385,8 +382,10 @@ class ContextReader:
         }
         if wanted_keys:  # explicit refs outside the matching set widen what was considered
             inside = {d.key for d in descriptors if d.key in wanted_keys}
-            scan.explicit_outside = len(wanted_keys - inside)
+            scan.explicit_outside = len(wanted_keys - inside - core)
         scan.considered = found.considered
+        if scan.considered is not None:
+            scan.considered += len(core)
         scan.enumeration = found.enumeration
         scan.searchable = found.searchable
         scan.reasons.extend(found.reasons)

@@ -175,8 +175,9 @@ class SkillLibrary:
                     continue
             entries[bound.name] = BindingEntry(bound.name, bound.revision_ref, is_required)
             skills[bound.name] = bound
-        revision = self.store.put_binding(list(entries.values()))
-        return SkillSource(self, revision, tuple(entries.values()), skills)
+        ordered = tuple(sorted(entries.values(), key=lambda e: e.name))  # as restore_source
+        revision = self.store.put_binding(ordered)
+        return SkillSource(self, revision, ordered, skills)
 
     def restore_source(self, revision: str) -> SkillSource:
         """The source of a binding stored at ``revision`` (a reader snapshot's revision).

@@ -26,7 +26,14 @@ from taskctx.errors import TaskCtxError
 from taskctx_skills.errors import SkillValidationError
 from taskctx_skills.values import BoundSkill, SkillFile, resource_kind
 
-__all__ = ["SkillLimits", "SkillSnapshot", "read_metadata", "revision_of", "take_snapshot"]
+__all__ = [
+    "SkillLimits",
+    "SkillSnapshot",
+    "build_skill",
+    "read_metadata",
+    "revision_of",
+    "take_snapshot",
+]
 
 SKILL_FILES = ("SKILL.md", "skill.md")
 
@@ -136,12 +143,6 @@ def take_snapshot(
             break
     else:
         raise TaskCtxError(f"skill folder {folder} kept changing while it was read")
-    skill_md = next((name for name in SKILL_FILES if name in blobs), None)
-    if skill_md is None:
-        raise SkillValidationError(folder.name, ["Missing required file: SKILL.md"])
-    metadata, problems = read_metadata(folder, blobs[skill_md])
-    if problems:
-        raise SkillValidationError(folder.name, problems)
     files = tuple(
         SkillFile(
             path=relative,
@@ -151,8 +152,24 @@ def take_snapshot(
         )
         for relative, data in sorted(blobs.items())
     )
+    skill_md = next((name for name in SKILL_FILES if name in blobs), None)
+    if skill_md is None:
+        raise SkillValidationError(folder.name, ["Missing required file: SKILL.md"])
+    skill = build_skill(folder.name, files, blobs[skill_md])
+    return SkillSnapshot(skill=skill, blobs=blobs)
+
+
+def build_skill(folder: str, files: tuple[SkillFile, ...], skill_md: bytes) -> BoundSkill:
+    """The pinned skill of ``files``, its metadata layer read from the SKILL.md bytes.
+
+    The store calls this too, so a manifest edited on disk cannot change what a
+    binding discloses: name, description and the optional fields come from the blob.
+    """
+    metadata, problems = read_metadata(Path(folder), skill_md)
+    if problems:
+        raise SkillValidationError(folder, problems)
     raw_meta = metadata.get("metadata")
-    skill = BoundSkill(
+    return BoundSkill(
         name=str(metadata["name"]).strip(),
         description=str(metadata["description"]).strip(),
         revision_ref=revision_of(files),
@@ -162,7 +179,6 @@ def take_snapshot(
         allowed_tools=_optional_str(metadata.get("allowed-tools")),
         metadata=dict(raw_meta) if isinstance(raw_meta, Mapping) else {},
     )
-    return SkillSnapshot(skill=skill, blobs=blobs)
 
 
 def _optional_str(value: object) -> str | None:

@@ -25,8 +25,12 @@ from typing import Any
 import attrs
 from pydantic import ValidationError
 
-from taskctx_skills.errors import SkillRevisionNotFoundError, SkillStoreError
-from taskctx_skills.snapshot import revision_of
+from taskctx_skills.errors import (
+    SkillRevisionNotFoundError,
+    SkillStoreError,
+    SkillValidationError,
+)
+from taskctx_skills.snapshot import build_skill, revision_of
 from taskctx_skills.values import BoundSkill
 
 __all__ = ["BindingEntry", "SkillStore"]
@@ -136,6 +140,14 @@ class SkillStore:
             raise SkillStoreError(f"skill revision manifest {path} is damaged: {exc}") from None
         if revision_of(skill.files) != revision_ref:
             raise SkillStoreError(f"skill revision manifest {path} does not match its name")
+        try:
+            rebuilt = build_skill(skill.name, skill.files, self.blob(skill.skill_md.sha256))
+        except SkillValidationError as exc:
+            raise SkillStoreError(f"skill revision manifest {path} is damaged: {exc}") from None
+        if rebuilt != skill:
+            raise SkillStoreError(
+                f"skill revision manifest {path} disagrees with its SKILL.md: tampered with"
+            )
         return skill
 
     def put_binding(self, entries: Sequence[BindingEntry]) -> str:
