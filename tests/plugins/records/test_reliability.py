@@ -61,6 +61,24 @@ def test_truncated_database_names_the_file(tmp_path: Path) -> None:
     assert isinstance(error.value, TaskCtxError)
 
 
+def test_a_header_ahead_of_the_file_with_a_pending_wal_is_left_to_sqlite(tmp_path: Path) -> None:
+    """A checkpoint killed midway leaves the header ahead of the file and an intact WAL:
+    the size check defers to SQLite's WAL replay instead of calling the file truncated."""
+    from taskctx_records.schema import check_file
+
+    path = _written(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RecordStoreCorruptError, match="truncated"):
+        check_file(path)
+    wal = path.with_name(path.name + "-wal")
+    wal.write_bytes(b"\0" * 32)
+    check_file(path)  # deferred: SQLite replays (or itself reports) the log on open
+    wal.write_bytes(b"")
+    with pytest.raises(RecordStoreCorruptError, match="truncated"):
+        check_file(path)
+
+
 def test_garbage_file_names_the_file(tmp_path: Path) -> None:
     """A file that is not SQLite raises RecordStoreCorruptError naming the file."""
     path = tmp_path / ".taskctx" / "records" / "records.db"

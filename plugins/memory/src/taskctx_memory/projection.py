@@ -1,0 +1,203 @@
+"""The working-state projection: one bounded block appended at the end of a request.
+
+Pure functions of (notes, tasks, boundary, max_chars). At a ``user_input`` boundary the
+block shows notes and active tasks; at a ``tool_result`` boundary active tasks only; at
+any other boundary nothing (None). Notes come first, by key, then tasks, by creation::
+
+    <working-state>
+    <notes>
+    <note key="a">value</note>
+    <note-ref key="big"/>
+    <notes-omitted count="2"/>
+    </notes>
+    <tasks>
+    <task id="t1" status="in_progress">title</task>
+    </tasks>
+    </working-state>
+
+The block never exceeds ``max_chars``. Room for each section's omitted-count line is
+reserved first, so the count always fits. Tasks may take up to half of the rest while
+there are notes; notes then take what is left: first a ``<note-ref>`` for every note
+that fits (in key order), then, in key order, whole values in place of refs while they
+fit. A note is shown whole or not at all (a ref names it; ``note_get`` reads it); notes
+and tasks that fit in no form are counted. Tasks are whole lines or counted. Values are
+escaped (``& < > " '``), so no value can break the markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from taskctx.model import FrozenModel
+from taskctx_memory.config import MIN_PROJECTION_CHARS
+from taskctx_memory.values import Task
+
+__all__ = [
+    "PROJECTED_BOUNDARIES",
+    "Projection",
+    "ProjectionBoundary",
+    "build_projection",
+    "project_working_state",
+]
+
+ProjectionBoundary = Literal["user_input", "tool_result"]
+PROJECTED_BOUNDARIES: tuple[ProjectionBoundary, ...] = ("user_input", "tool_result")
+
+_OPEN, _CLOSE = "<working-state>", "</working-state>"
+
+
+class Projection(FrozenModel):
+    """A projection block and what it shows, names only by ref, and leaves out."""
+
+    text: str
+    notes_whole: tuple[str, ...] = ()
+    notes_referenced: tuple[str, ...] = ()
+    notes_omitted: tuple[str, ...] = ()
+    tasks_shown: tuple[str, ...] = ()
+    tasks_omitted: tuple[str, ...] = ()
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _note_line(key: str, value: str) -> str:
+    return f'<note key="{_escape(key)}">{_escape(value)}</note>'
+
+
+def _ref_line(key: str) -> str:
+    return f'<note-ref key="{_escape(key)}"/>'
+
+
+def _task_line(task: Task) -> str:
+    return (
+        f'<task id="{_escape(task.id)}" status="{task.status.value}">{_escape(task.title)}</task>'
+    )
+
+
+def _omitted_line(section: str, count: int) -> str:
+    return f'<{section}-omitted count="{count}"/>'
+
+
+def _section_frame(section: str, items: int) -> int:
+    """Characters of a section's open and close tags and its reserved omitted line."""
+    lines = (f"<{section}>", f"</{section}>", _omitted_line(section, items))
+    return sum(len(line) + 1 for line in lines)
+
+
+class _TaskPlan:
+    """Which task lines are shown, filled first-fit in creation order under a cap."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.shown = [False] * len(lines)
+        self.used = 0
+
+    def fill(self, cap: int) -> None:
+        for index, line in enumerate(self.lines):
+            cost = len(line) + 1
+            if not self.shown[index] and self.used + cost <= cap:
+                self.shown[index] = True
+                self.used += cost
+
+
+def _plan_notes(items: list[tuple[str, str]], budget: int) -> tuple[list[str | None], int]:
+    """Per note: its whole line, its ref line or None (omitted); and the characters used."""
+    refs = [_ref_line(key) for key, _ in items]
+    wholes = [_note_line(key, value) for key, value in items]
+    chosen: list[str | None] = [None] * len(items)
+    used = 0
+    for index, ref in enumerate(refs):
+        if used + len(ref) + 1 <= budget:
+            chosen[index] = ref
+            used += len(ref) + 1
+    for index, whole in enumerate(wholes):
+        if chosen[index] is None:
+            continue
+        extra = len(whole) - len(refs[index])
+        if used + extra <= budget:
+            chosen[index] = whole
+            used += extra
+    return chosen, used
+
+
+def build_projection(
+    notes: Mapping[str, str],
+    tasks: Sequence[Task],
+    boundary: str,
+    *,
+    max_chars: int,
+) -> Projection | None:
+    """The block for ``boundary`` and what it holds, or None when it would show nothing."""
+    if max_chars < MIN_PROJECTION_CHARS:
+        raise ValueError(f"max_chars must be at least {MIN_PROJECTION_CHARS}, not {max_chars}")
+    if boundary not in PROJECTED_BOUNDARIES:
+        return None
+    note_items = sorted(notes.items()) if boundary == "user_input" else []
+    active = [task for task in tasks if task.active]
+    if not note_items and not active:
+        return None
+    frame = len(_OPEN) + 1 + len(_CLOSE)
+    if note_items:
+        frame += _section_frame("notes", len(note_items))
+    if active:
+        frame += _section_frame("tasks", len(active))
+    available = max_chars - frame
+    if available < 0:
+        raise ValueError(f"max_chars={max_chars} cannot hold the frame of {len(notes)} notes")
+
+    task_plan = _TaskPlan([_task_line(task) for task in active])
+    task_plan.fill(available // 2 if note_items else available)
+    chosen, notes_used = _plan_notes(note_items, available - task_plan.used)
+    task_plan.fill(available - notes_used)  # tasks may take what notes left
+
+    lines = [_OPEN]
+    whole: list[str] = []
+    referenced: list[str] = []
+    omitted: list[str] = []
+    if note_items:
+        lines.append("<notes>")
+        for (key, _), line in zip(note_items, chosen, strict=True):
+            if line is None:
+                omitted.append(key)
+                continue
+            lines.append(line)
+            (referenced if line.startswith("<note-ref ") else whole).append(key)
+        if omitted:
+            lines.append(_omitted_line("notes", len(omitted)))
+        lines.append("</notes>")
+    shown_ids = [t.id for t, shown in zip(active, task_plan.shown, strict=True) if shown]
+    left_ids = [t.id for t, shown in zip(active, task_plan.shown, strict=True) if not shown]
+    if active:
+        lines.append("<tasks>")
+        pairs = zip(task_plan.lines, task_plan.shown, strict=True)
+        lines.extend(line for line, shown in pairs if shown)
+        if left_ids:
+            lines.append(_omitted_line("tasks", len(left_ids)))
+        lines.append("</tasks>")
+    lines.append(_CLOSE)
+    text = "\n".join(lines)
+    if len(text) > max_chars:  # the reservations above make this unreachable
+        raise AssertionError(f"projection of {len(text)} chars passed its bound {max_chars}")
+    return Projection(
+        text=text,
+        notes_whole=tuple(whole),
+        notes_referenced=tuple(referenced),
+        notes_omitted=tuple(omitted),
+        tasks_shown=tuple(shown_ids),
+        tasks_omitted=tuple(left_ids),
+    )
+
+
+def project_working_state(
+    notes: Mapping[str, str],
+    tasks: Sequence[Task],
+    boundary: str,
+    *,
+    max_chars: int,
+) -> str | None:
+    """The ``<working-state>`` block for ``boundary`` within ``max_chars``, or None."""
+    projection = build_projection(notes, tasks, boundary, max_chars=max_chars)
+    return None if projection is None else projection.text

@@ -1,0 +1,271 @@
+"""The ``session_memory`` ContextSource: a session's notes and tasks, and global memory.
+
+Items are the notes and tasks of the session's namespace and (``include_global``) of
+global memory, at paths ``session/<session id>/notes/<key>``,
+``session/<session id>/tasks/<id>``, ``global/notes/<key>`` and ``global/tasks/<id>``.
+A note reads as its whole value; a task as its title, status and notes.
+
+Every exact read is authorised against those namespaces: a path of another session
+raises :class:`~taskctx.errors.PolicyError` (whether or not it exists), a path of no
+item :class:`~taskctx.errors.NotFoundError`. The revision is the highest store revision
+that touched a record of those namespaces, so writes to other sessions never move it.
+The store is append-only: descriptors and reads are taken as of the pinned revision,
+and later pages continue that snapshot after new writes (``serves_pinned_revisions``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from taskctx_records import Record, RecordStore
+
+from taskctx.errors import NotFoundError, PolicyError
+from taskctx.model import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    SourceDescriptor,
+)
+from taskctx.protocols import ChangeSet
+from taskctx_memory.backends import note_of, task_of
+from taskctx_memory.errors import InvalidKeyError
+from taskctx_memory.namespace import COLLECTION, ItemKind, Namespace, ParsedPath
+from taskctx_memory.values import Task, check_key, check_session_id
+
+__all__ = ["SessionMemorySource", "task_text"]
+
+
+def task_text(task: Task) -> str:
+    """What a model reads of a task: title, status, and its notes when it has any."""
+    text = f"{task.title}\nstatus: {task.status.value}\n"
+    return f"{text}\n{task.notes}\n" if task.notes else text
+
+
+def _revision_of(version: str | None) -> int | None:
+    if version and version.startswith("r") and ":" in version:
+        head = version[1:].split(":", 1)[0]
+        return int(head) if head.isdigit() else None
+    return None
+
+
+class _Item:
+    """A record of a namespace as a source item: its path, text and descriptor."""
+
+    def __init__(self, namespace: Namespace, record: Record) -> None:
+        self.record = record
+        self.namespace = namespace
+        note = note_of(record)
+        task = task_of(record)
+        self.kind: ItemKind
+        if note is not None:
+            self.kind, self.key, self.text = "note", note[0], note[1]
+            self.title = f"{'global' if namespace.is_global else 'session'} note {note[0]}"
+            self.extra: dict[str, Any] = {}
+        elif task is not None:
+            self.kind, self.key, self.text = "task", task[1].id, task_text(task[1])
+            self.title = f"task {task[1].id} [{task[1].status.value}] {task[1].title}"
+            self.extra = {"status": task[1].status.value, "position": task[0]}
+        else:
+            raise ValueError(f"record {record.id!r} is not a well-formed note or task")
+        self.path = namespace.path(self.kind, self.key)
+        self.version = f"r{record.revision}:{record.sha256}"
+
+    def descriptor(self) -> SourceDescriptor:
+        return SourceDescriptor(
+            path=self.path,
+            title=self.title,
+            media_type="text/plain",
+            size=len(self.text.encode("utf-8")),
+            chars=len(self.text),
+            content_version=self.version,
+            metadata={
+                "memory": "global" if self.namespace.is_global else "session",
+                "session_id": self.namespace.session_id,
+                "type": self.kind,
+                "key": self.key,
+                **self.extra,
+            },
+        )
+
+
+class SessionMemorySource:
+    """The ``session_memory`` source of one session (``session_id=None``: global only)."""
+
+    kind = "session_memory"
+    serves_pinned_revisions = True
+
+    def __init__(
+        self,
+        store: RecordStore | str | Path,
+        session_id: str | None,
+        *,
+        include_global: bool = True,
+    ) -> None:
+        self.store = store if isinstance(store, RecordStore) else RecordStore(store, "read_only")
+        self.session_id = None if session_id is None else check_session_id(session_id)
+        if session_id is None and not include_global:
+            raise ValueError("a session_memory source without a session must include global")
+        self.include_global = include_global
+        spaces = [] if self.session_id is None else [Namespace(self.session_id)]
+        self.namespaces: tuple[Namespace, ...] = (
+            *spaces,
+            *([Namespace(None)] if include_global else []),
+        )
+        fingerprint = json.dumps({"session": session_id, "global": include_global})
+        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
+        self.identity = f"session_memory:{self.store.root}:{digest}"
+        self.index_directory = Path(self.store.root) / ".taskctx" / "index"
+
+    def describe(self) -> dict[str, Any]:
+        """Catalog facts: the store, the session and whether global memory is included."""
+        return {
+            "root": str(self.store.root),
+            "session_id": self.session_id,
+            "include_global": self.include_global,
+        }
+
+    def _revision(self) -> int:
+        return max(self.store.scope_revision(ns.scope, [COLLECTION]) for ns in self.namespaces)
+
+    async def async_revision(self) -> str:
+        """``r<N>``: the last store revision that touched a note or task of these scopes."""
+        return await asyncio.to_thread(lambda: f"r{self._revision()}")
+
+    def _at(self, revision: str | None) -> int:
+        if revision is not None and revision.startswith("r") and revision[1:].isdigit():
+            return int(revision[1:])
+        return self._revision()
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """Items alive at the revision asked for (else the current one): session, then global.
+
+        The cursor is ``<namespace index>:<last record id>``.
+        """
+        return await asyncio.to_thread(self._page, request)
+
+    def _page(self, request: EnumerationRequest) -> DescriptorPage:
+        at = self._at(request.revision)
+        index, after = 0, None
+        if request.cursor:
+            head, _, tail = request.cursor.partition(":")
+            index, after = (int(head) if head.isdigit() else 0), (tail or None)
+        found: list[SourceDescriptor] = []
+        next_cursor: str | None = None
+        while index < len(self.namespaces):
+            want = request.page_size - len(found)
+            records = self.store.iter_visible(
+                self.namespaces[index].scope, [COLLECTION], at, after_id=after, limit=want + 1
+            )
+            for record in records[:want]:
+                after = record.id
+                item = self._item(index, record)
+                if item is not None:
+                    found.append(item.descriptor())
+            if len(records) > want:
+                next_cursor = f"{index}:{after}"
+                break
+            index, after = index + 1, None
+            if len(found) >= request.page_size:
+                if any(self._has_items(i, at) for i in range(index, len(self.namespaces))):
+                    next_cursor = f"{index}:"
+                break
+        return DescriptorPage(descriptors=tuple(found), revision=f"r{at}", next_cursor=next_cursor)
+
+    def _has_items(self, index: int, at: int) -> bool:
+        return bool(
+            self.store.iter_visible(self.namespaces[index].scope, [COLLECTION], at, limit=1)
+        )
+
+    def _item(self, index: int, record: Record) -> _Item | None:
+        try:
+            return _Item(self.namespaces[index], record)
+        except ValueError:  # a malformed record is no item
+            return None
+
+    def _authorised(self, path: str) -> ParsedPath:
+        parsed = ParsedPath.parse(path)
+        if parsed is None:
+            raise NotFoundError(f"{path!r} is not a session_memory path")
+        if parsed.namespace not in self.namespaces:
+            whose = parsed.namespace.label
+            raise PolicyError(
+                f"{path!r} belongs to {whose}, outside this source "
+                f"(session {self.session_id!r}, global memory "
+                f"{'included' if self.include_global else 'excluded'})"
+            )
+        try:
+            check_key(parsed.key, f"{parsed.kind} key")
+        except InvalidKeyError:
+            raise NotFoundError(f"{path!r} names no {parsed.kind}") from None
+        return parsed
+
+    def _alive(self, parsed: ParsedPath, at: int | None) -> _Item | None:
+        record_id = parsed.namespace.record_id(parsed.kind, parsed.key)
+        try:
+            record = self.store.get(record_id, at_revision=at)
+        except (NotFoundError, ValueError):  # ValueError: a version beyond this store's revision
+            return None
+        if record.collection != COLLECTION or dict(record.scope) != parsed.namespace.scope:
+            return None
+        try:
+            item = _Item(parsed.namespace, record)
+        except ValueError:
+            return None
+        return item if (item.kind, item.key) == (parsed.kind, parsed.key) else None
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """The note or task (as of the pinned version when the ref carries one), bounded."""
+
+        def read() -> ExactRead:
+            parsed = self._authorised(ref.path)
+            item = self._alive(parsed, _revision_of(ref.version))
+            if item is None:
+                raise NotFoundError(f"no {parsed.kind} at {ref.path!r}")
+            return ExactRead.from_text(
+                item.path, item.text, limit, media_type="text/plain", content_version=item.version
+            )
+
+        return await asyncio.to_thread(read)
+
+    async def async_changes(self, since: str) -> ChangeSet | None:
+        """Items touched since ``since`` in these namespaces: from the store's journal."""
+        if not (since.startswith("r") and since[1:].isdigit()):
+            return None
+        start = int(since[1:])
+
+        def changes() -> ChangeSet:
+            until = self._revision()
+            upserts: list[SourceDescriptor] = []
+            deletes: list[tuple[str, str | None]] = []
+            for record_id in self.store.touched_ids(start, until):
+                now, then = self._owned(record_id, until), self._owned(record_id, start)
+                if now is not None:
+                    upserts.append(now.descriptor())
+                if then is not None and (now is None or now.path != then.path):
+                    deletes.append((then.path, None))
+            return ChangeSet(
+                since=since, revision=f"r{until}", upserts=tuple(upserts), deletes=tuple(deletes)
+            )
+
+        return await asyncio.to_thread(changes)
+
+    def _owned(self, record_id: str, at: int) -> _Item | None:
+        """The item of record ``record_id`` as of ``at`` if it is in one of these namespaces."""
+        try:
+            record = self.store.get(record_id, at_revision=at)
+        except NotFoundError:
+            return None
+        if record.collection != COLLECTION:
+            return None
+        for namespace in self.namespaces:
+            if dict(record.scope) == namespace.scope:
+                try:
+                    return _Item(namespace, record)
+                except ValueError:
+                    return None
+        return None
