@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import documents, fts, reader, records, workspace
+from bench import documents, fts, reader, records, repo, workspace
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -64,6 +64,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         description=records.DESCRIPTION,
         run=records.run,
         summary=records.summary_lines,
+    ),
+    Benchmark(
+        name=repo.NAME,
+        description=repo.DESCRIPTION,
+        run=repo.run,
+        summary=repo.summary_lines,
     ),
 )
 
