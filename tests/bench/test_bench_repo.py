@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,16 +9,13 @@ import pytest
 
 from bench import repo
 from bench.registry import by_name
-from bench.runner import main
+from tests.bench.helpers import TIMED_RESULT_KEYS, quick_result
 
 
 @pytest.fixture(scope="module")
 def repo_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The JSON the repo benchmark writes in quick mode."""
-    out = tmp_path_factory.mktemp("bench-results")
-    assert main(["--quick", "--only", "repo", "--out", str(out)]) == 0
-    data: dict[str, Any] = json.loads((out / "repo.json").read_text(encoding="utf-8"))
-    return data
+    return quick_result("repo", tmp_path_factory.mktemp("bench-results"))
 
 
 def test_registry_lists_the_repo_benchmark() -> None:
@@ -29,23 +25,7 @@ def test_registry_lists_the_repo_benchmark() -> None:
 
 def test_repo_result_has_the_expected_keys(repo_result: dict[str, Any]) -> None:
     """The result names its parameters, machine, commit, notes, timings, counts and checks."""
-    expected = {
-        "benchmark",
-        "schema_version",
-        "created_utc",
-        "quick",
-        "params",
-        "machine",
-        "git",
-        "notes",
-        "timings",
-        "ratios",
-        "targets",
-        "checks",
-        "counts_by_round",
-        "packages_last_round",
-    }
-    assert expected <= repo_result.keys()
+    assert TIMED_RESULT_KEYS | {"counts_by_round"} <= repo_result.keys()
     assert repo_result["benchmark"] == "repo"
     assert repo_result["quick"] is True
     assert repo_result["notes"]

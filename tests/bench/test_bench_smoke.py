@@ -12,15 +12,13 @@ from bench import documents, workspace
 from bench.reader import PHASES, QUICK
 from bench.registry import by_name
 from bench.runner import main
+from tests.bench.helpers import TIMED_RESULT_KEYS, quick_result
 
 
 @pytest.fixture(scope="module")
 def reader_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The JSON the reader benchmark writes in quick mode."""
-    out = tmp_path_factory.mktemp("bench-results")
-    assert main(["--quick", "--only", "reader", "--out", str(out)]) == 0
-    data: dict[str, Any] = json.loads((out / "reader.json").read_text(encoding="utf-8"))
-    return data
+    return quick_result("reader", tmp_path_factory.mktemp("bench-results"))
 
 
 def test_registry_lists_the_reader_benchmark() -> None:
@@ -30,23 +28,7 @@ def test_registry_lists_the_reader_benchmark() -> None:
 
 def test_result_has_the_expected_keys(reader_result: dict[str, Any]) -> None:
     """The result names its benchmark, parameters, machine, commit, notes and timings."""
-    expected = {
-        "benchmark",
-        "schema_version",
-        "created_utc",
-        "quick",
-        "params",
-        "machine",
-        "git",
-        "notes",
-        "timings",
-        "ratios",
-        "targets",
-        "checks",
-        "source_calls_last_round",
-        "packages_last_round",
-    }
-    assert expected <= reader_result.keys()
+    assert TIMED_RESULT_KEYS | {"source_calls_last_round"} <= reader_result.keys()
     assert reader_result["benchmark"] == "reader"
     assert reader_result["quick"] is True
     assert {"python", "platform", "cpu_count"} <= reader_result["machine"].keys()
@@ -103,10 +85,7 @@ def test_unknown_benchmark_is_refused(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.fixture(scope="module")
 def workspace_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The JSON the workspace benchmark writes in quick mode."""
-    out = tmp_path_factory.mktemp("bench-results")
-    assert main(["--quick", "--only", "workspace", "--out", str(out)]) == 0
-    data: dict[str, Any] = json.loads((out / "workspace.json").read_text(encoding="utf-8"))
-    return data
+    return quick_result("workspace", tmp_path_factory.mktemp("bench-results"))
 
 
 def test_registry_lists_the_new_benchmarks() -> None:
@@ -116,23 +95,7 @@ def test_registry_lists_the_new_benchmarks() -> None:
 
 def test_workspace_result_has_the_expected_keys(workspace_result: dict[str, Any]) -> None:
     """The workspace result names its parameters, machine, commit, notes, timings and counts."""
-    expected = {
-        "benchmark",
-        "schema_version",
-        "created_utc",
-        "quick",
-        "params",
-        "machine",
-        "git",
-        "notes",
-        "timings",
-        "ratios",
-        "targets",
-        "checks",
-        "source_calls_by_round",
-        "packages_last_round",
-    }
-    assert expected <= workspace_result.keys()
+    assert TIMED_RESULT_KEYS | {"source_calls_by_round"} <= workspace_result.keys()
     assert workspace_result["benchmark"] == "workspace"
     assert workspace_result["quick"] is True
     assert workspace_result["notes"]

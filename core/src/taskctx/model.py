@@ -307,6 +307,15 @@ class ExactRead(FrozenModel):
     sections: tuple[SectionInfo, ...] = ()
 
     @classmethod
+    def from_bytes(cls, path: str, data: bytes, **fields: Any) -> ExactRead:
+        """A read of bytes that never enter as text (reference only unless ``fields`` say
+        otherwise), with the digest of the bytes."""
+        fields.setdefault("representation", Representation.REFERENCE_ONLY)
+        return cls(
+            path=path, data=data, digest="sha256:" + hashlib.sha256(data).hexdigest(), **fields
+        )
+
+    @classmethod
     def from_text(
         cls, path: str, text: str, limit: int | None, *, scope: str | None = None, **fields: Any
     ) -> ExactRead:

@@ -207,12 +207,10 @@ class RecordSource:
             text = record_text(record)
             if text is None:  # bytes are never text; images may still attach
                 data = record.content if isinstance(record.content, bytes) else b""
-                return ExactRead(
-                    path=record.id,
-                    data=data,
+                return ExactRead.from_bytes(
+                    record.id,
+                    data,
                     media_type=descriptor.media_type,
-                    representation=Representation.REFERENCE_ONLY,
-                    digest="sha256:" + hashlib.sha256(data).hexdigest(),
                     content_version=descriptor.content_version,
                 )
             return ExactRead.from_text(

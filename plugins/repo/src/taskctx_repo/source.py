@@ -210,15 +210,8 @@ class RepoSource:
                 f"{ref.path} is {facts.media_type}, reference only: it has no scope {ref.scope!r}"
             )
         if text is None:
-            import hashlib
-
-            return ExactRead(
-                path=ref.path,
-                data=data,
-                media_type=facts.media_type,
-                representation=Representation.REFERENCE_ONLY,
-                digest="sha256:" + hashlib.sha256(data).hexdigest(),
-                content_version=version,
+            return ExactRead.from_bytes(
+                ref.path, data, media_type=facts.media_type, content_version=version
             )
         if ref.scope is None:
             return ExactRead.from_text(

@@ -222,13 +222,8 @@ class SkillSource:
             text = _text_of(file, data)
             media_type = classify(file.path, None).media_type
             if text is None:
-                return ExactRead(
-                    path=ref.path,
-                    data=data,
-                    media_type=media_type,
-                    representation=Representation.REFERENCE_ONLY,
-                    digest=file.sha256,
-                    content_version=file.sha256,
+                return ExactRead.from_bytes(
+                    ref.path, data, media_type=media_type, content_version=file.sha256
                 )
             sections: tuple[SectionInfo, ...] = (
                 markdown_sections(text) if media_type == "text/markdown" else ()

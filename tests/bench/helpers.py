@@ -1,0 +1,39 @@
+"""What the benchmark smoke tests share: one quick run through the runner, and the keys
+every timed result carries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.runner import main
+
+__all__ = ["TIMED_RESULT_KEYS", "quick_result"]
+
+TIMED_RESULT_KEYS = frozenset(
+    {
+        "benchmark",
+        "schema_version",
+        "created_utc",
+        "quick",
+        "params",
+        "machine",
+        "git",
+        "notes",
+        "timings",
+        "ratios",
+        "targets",
+        "checks",
+        "packages_last_round",
+    }
+)
+"""Keys of every result that times phases side by side (reader, workspace, repo)."""
+
+
+def quick_result(name: str, out: Path) -> dict[str, Any]:
+    """Run ``python -m bench --quick --only NAME --out OUT`` in process; its JSON result."""
+    assert main(["--quick", "--only", name, "--out", str(out)]) == 0
+    data: dict[str, Any] = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+    assert data["benchmark"] == name
+    return data
