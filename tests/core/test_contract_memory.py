@@ -12,6 +12,8 @@ from tests.core.sources import numbered
 class TestMemorySource(SourceContract):
     """MemorySource with many items, paged."""
 
+    covers = "memory"
+
     @pytest.fixture
     def source(self) -> ContextSource:
         """Twelve items, five per page, plus Markdown and multi-byte text."""
@@ -23,6 +25,8 @@ class TestMemorySource(SourceContract):
 
 class TestMemorySourceWithHistory(SourceContract):
     """MemorySource that keeps every revision."""
+
+    covers = "memory"
 
     @pytest.fixture
     def source(self) -> ContextSource:

@@ -1,10 +1,11 @@
 """One test per hookspec: a real in-process plugin's registration reaches its registry and is used.
 
-Datasette's rule: every hook has a ``test_hook_<name>``; the last test here enforces it.
+Datasette's rule: every hook has a ``test_hook_<name>``; the meta-tests at the end enforce it.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from taskctx import (
     hookspecs,
 )
 from taskctx.model import Enumeration, OmissionReason, Representation
+from taskctx.plugins import REGISTRY_KINDS
 from taskctx.protocols import (
     ContextSource,
     FileIOHandler,
@@ -408,10 +410,35 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- the meta-test -----------------------------------------------------------------------
 
 
-def test_every_hookspec_has_a_test_hook_function() -> None:
-    """Each hookspec in taskctx.hookspecs has a ``test_hook_<name>`` in this module."""
+def hookspec_names() -> list[str]:
+    """The names of the hookspecs in taskctx.hookspecs."""
     marker = f"{hookspecs.PROJECT_NAME}_spec"
-    names = [n for n, v in vars(hookspecs).items() if callable(v) and hasattr(v, marker)]
+    return sorted(n for n, v in vars(hookspecs).items() if callable(v) and hasattr(v, marker))
+
+
+def test_every_hookspec_has_a_test_hook_function() -> None:
+    """Each hookspec in taskctx.hookspecs has a documented ``test_hook_<name>`` here."""
+    names = hookspec_names()
     assert names, "no hookspecs found"
     missing = [n for n in names if not callable(globals().get(f"test_hook_{n}"))]
     assert not missing, f"hooks without a test_hook_<name>: {missing}"
+    undocumented = [n for n in names if not (globals()[f"test_hook_{n}"].__doc__ or "").strip()]
+    assert not undocumented, f"test_hook_<name> without a docstring: {undocumented}"
+
+
+def test_no_test_hook_function_for_a_hook_that_does_not_exist() -> None:
+    """Every ``test_hook_<name>`` here names a real hookspec (no stale or misspelled test)."""
+    tests = [n.removeprefix("test_hook_") for n in globals() if n.startswith("test_hook_")]
+    assert sorted(tests) == hookspec_names()
+
+
+@pytest.mark.parametrize("name", hookspec_names())
+def test_every_hookspec_takes_register_and_is_documented(name: str) -> None:
+    """Each hookspec takes exactly one ``register`` argument (the llm convention), names
+    the call in its docstring, and is listed in ``hookspecs.__all__`` and REGISTRY_KINDS."""
+    function = getattr(hookspecs, name)
+    assert list(inspect.signature(function).parameters) == ["register"]
+    doc = inspect.getdoc(function) or ""
+    assert "``register(" in doc, f"the docstring of {name} does not show the register call"
+    assert name in hookspecs.__all__
+    assert name.removeprefix("register_") in REGISTRY_KINDS

@@ -275,6 +275,7 @@ def test_sync_reports_say_what_was_indexed(tmp_path: Path) -> None:
 class TestStructuralProviderContract(IndexProviderContract):
     """The kernel's structural provider keeps the index provider contract."""
 
+    covers = "structural"
     persistent = False
     ranks = False
 
@@ -287,6 +288,7 @@ class TestStructuralProviderContract(IndexProviderContract):
 class TestFusedProviderContract(IndexProviderContract):
     """A fused provider over a ranking member keeps the contract (and ranks)."""
 
+    covers = "fused"
     persistent = False
 
     @pytest.fixture

@@ -13,6 +13,8 @@ from tests.plugins.documents.builders import make_docx, make_pdf, make_pptx, mak
 class TestPdfContract(FileIOHandlerContract):
     """The PDF handler on a two-page PDF."""
 
+    covers = "pdf"
+
     @pytest.fixture
     def handler(self) -> FileIOHandler:
         """The handler with default limits."""
@@ -26,6 +28,8 @@ class TestPdfContract(FileIOHandlerContract):
 
 class TestDocxContract(FileIOHandlerContract):
     """The DOCX handler on a document with headings, a table, header and footer."""
+
+    covers = "docx"
 
     @pytest.fixture
     def handler(self) -> FileIOHandler:
@@ -41,6 +45,8 @@ class TestDocxContract(FileIOHandlerContract):
 class TestXlsxContract(FileIOHandlerContract):
     """The XLSX handler on a workbook with a hidden and an empty sheet."""
 
+    covers = "xlsx"
+
     @pytest.fixture
     def handler(self) -> FileIOHandler:
         """The handler with default limits."""
@@ -54,6 +60,8 @@ class TestXlsxContract(FileIOHandlerContract):
 
 class TestPptxContract(FileIOHandlerContract):
     """The PPTX handler on a deck with a table, groups and notes."""
+
+    covers = "pptx"
 
     @pytest.fixture
     def handler(self) -> FileIOHandler:

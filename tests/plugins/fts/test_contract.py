@@ -12,6 +12,8 @@ from taskctx.testing import IndexProviderContract
 class TestFtsProviderContract(IndexProviderContract):
     """The conformance kit of taskctx.testing, run on the fts provider."""
 
+    covers = "fts"
+
     @pytest.fixture
     def provider(self) -> IndexProvider:
         """The provider under test."""

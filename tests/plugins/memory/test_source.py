@@ -70,6 +70,8 @@ def filled(store: RecordStore) -> RecordStore:
 class TestSessionMemorySourceContract(SourceContract):
     """The session memory source keeps the kernel's source contract."""
 
+    covers = "session_memory"
+
     @pytest.fixture
     def source(self, filled: RecordStore) -> ContextSource:
         """Session s1 with global memory."""

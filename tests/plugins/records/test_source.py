@@ -57,6 +57,8 @@ def host() -> PluginHost:
 class TestRecordSourceContract(SourceContract):
     """The record source keeps the kernel's source contract."""
 
+    covers = "record_store"
+
     @pytest.fixture
     def source(self, store: RecordStore) -> ContextSource:
         """Records of task review-42."""

@@ -55,6 +55,8 @@ def exact(source: RepoSource, path: str, limit: int | None = None) -> ExactRead:
 class TestRepoSourceContract(SourceContract):
     """The pinned repository source keeps the kernel's source contract."""
 
+    covers = "pinned_repository"
+
     @pytest.fixture
     def source(self, project: Project, pin: PinFactory) -> ContextSource:
         """The project's first commit, every path."""
@@ -67,6 +69,8 @@ class TestRepoSourceContractUnderGlobs(SourceContract):
     The kit's unknown ref (``no/such/item-7f3a9c.txt``) must lie inside the globs: outside
     them every read is refused with PolicyError, whether or not the path exists.
     """
+
+    covers = "pinned_repository"
 
     @pytest.fixture
     def source(self, project: Project, pin: PinFactory) -> ContextSource:

@@ -67,6 +67,8 @@ def source(library: SkillLibrary) -> SkillSource:
 class TestSkillSourceContract(SourceContract):
     """The skill source keeps the kernel's source contract."""
 
+    covers = "skill_library"
+
     @pytest.fixture
     def source(self, library: SkillLibrary) -> ContextSource:
         """A binding of two skills, one with every kind of resource."""

@@ -116,6 +116,8 @@ def run(coroutine: Any) -> Any:
 class TestWorkspaceContract(SourceContract):
     """The workspace source keeps the kernel's source contract."""
 
+    covers = "task_workspace"
+
     @pytest.fixture
     def source(self, project: Path) -> ContextSource:
         """A read-only workspace over the project fixture."""

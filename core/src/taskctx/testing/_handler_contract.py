@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from taskctx.errors import MediaError
-from taskctx.model import Representation
-from taskctx.protocols import FileIOHandler, ParsedDocument
+from taskctx.hookspecs import hookimpl
+from taskctx.model import ContextRef, Representation
+from taskctx.plugins import PluginHost
+from taskctx.protocols import FileIOHandler, ParsedDocument, scope_kind
 
 __all__ = ["FileIOHandlerContract"]
 
@@ -36,7 +40,12 @@ class FileIOHandlerContract:
             @pytest.fixture
             def sample(self) -> tuple[bytes, str]:
                 return Path("tests/data/report.ext").read_bytes(), "report.ext"
+
+    Set ``covers`` to the handler's name (``covers = "pdf"``): the kit then checks the
+    fixture's handler has that name, and a meta-test can find which handlers are tested.
     """
+
+    covers: str | None = None
 
     @pytest.fixture
     def handler(self) -> FileIOHandler:
@@ -68,6 +77,31 @@ class FileIOHandlerContract:
         assert callable(handler.parse)
         version = getattr(handler, "version", None)
         assert version is None or (isinstance(version, str) and version)
+
+    def test_covers_the_declared_handler(self, handler: FileIOHandler) -> None:
+        """A subclass that declares ``covers`` tests the handler of exactly that name."""
+        if self.covers is None:
+            pytest.skip("the subclass declares no `covers` handler name")
+        assert handler.name == self.covers
+
+    def test_registers_and_is_found(
+        self, handler: FileIOHandler, sample: tuple[bytes, str]
+    ) -> None:
+        """The handler passes the host's registration checks and the host finds it for
+        the sample's path and for each media type it lists."""
+
+        class Plugin:
+            @hookimpl
+            def register_file_io_handlers(self, register: Callable[[Any], None]) -> None:
+                register(handler)
+
+        host = PluginHost(allow=[], load_entrypoints=False)
+        host.register(Plugin(), name="contract")
+        record = host.plugins()[-1]
+        assert (record.status, record.error) == ("loaded", None)
+        assert host.file_io_handler_for(path=sample[1]) is handler
+        for media_type in handler.media_types:
+            assert host.file_io_handler_for(media_type=media_type) is handler, media_type
 
     def test_sample_has_a_handled_suffix(
         self, handler: FileIOHandler, sample: tuple[bytes, str]
@@ -101,6 +135,30 @@ class FileIOHandlerContract:
             previous_end = section.end
         scopes = [section.scope for section in parsed.sections]
         assert len(set(scopes)) == len(scopes), "two sections share a scope"
+
+    def test_section_scopes_are_ref_scopes(
+        self, handler: FileIOHandler, sample: tuple[bytes, str]
+    ) -> None:
+        """Each section scope is ``<kind>:<value>`` (scoped readers are matched by the kind)
+        and survives the canonical ref round trip ``ContextRef.parse(str(ref))``."""
+        parsed = self._parse(handler, sample)
+        for section in parsed.sections:
+            assert ":" in section.scope, f"scope {section.scope!r} has no '<kind>:'"
+            assert scope_kind(section.scope), f"scope {section.scope!r} has an empty kind"
+            ref = ContextRef(binding="contract", path=sample[1], scope=section.scope)
+            assert ContextRef.parse(str(ref)) == ref, f"{ref!r} does not round-trip"
+
+    def test_suffix_case_does_not_matter(
+        self, handler: FileIOHandler, sample: tuple[bytes, str]
+    ) -> None:
+        """The host matches suffixes case-insensitively, so ``REPORT.PDF`` parses to the same
+        text and sections as ``report.pdf``."""
+        data, path = sample
+        directory, _, name = path.rpartition("/")
+        shouted = f"{directory}/{name.upper()}" if directory else name.upper()
+        lower = self._parse(handler, sample)
+        upper = self._parse(handler, (data, shouted))
+        assert (upper.text, upper.sections) == (lower.text, lower.sections)
 
     def test_text_has_no_control_characters(
         self, handler: FileIOHandler, sample: tuple[bytes, str]

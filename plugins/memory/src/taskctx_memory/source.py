@@ -164,7 +164,7 @@ class SessionMemorySource:
             for record in records[:want]:
                 after = record.id
                 item = self._item(index, record)
-                if item is not None:
+                if item is not None and item.path.startswith(request.path_prefix or ""):
                     found.append(item.descriptor())
             if len(records) > want:
                 next_cursor = f"{index}:{after}"

@@ -128,7 +128,8 @@ class RecordSource:
         )
 
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
-        """Records alive at the revision asked for (else the current one), by id."""
+        """Records alive at the revision asked for (else the current one), by id; ids starting
+        with ``request.path_prefix`` only, when one is given."""
 
         def page() -> DescriptorPage:
             at = self._at(request.revision)
@@ -141,8 +142,9 @@ class RecordSource:
             )
             more = len(records) > request.page_size
             records = records[: request.page_size]
+            prefix = request.path_prefix or ""
             return DescriptorPage(
-                descriptors=tuple(self._descriptor(r) for r in records),
+                descriptors=tuple(self._descriptor(r) for r in records if r.id.startswith(prefix)),
                 revision=f"r{at}",
                 next_cursor=records[-1].id if more and records else None,
             )

@@ -1,0 +1,213 @@
+"""Every first-party source kind, FileIOHandler and IndexProvider runs its conformance kit.
+
+The first-party plugins are loaded the way users get them, through their entry points;
+their registrations are compared with the kit subclasses found in the test modules.
+Each subclass names what it tests with ``covers = "<kind or name>"``, and the kit's own
+``test_covers_the_declared_*`` rule checks that the fixture really is that thing. The
+last tests show that the new source rules catch sources that break them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from taskctx import SectionInfo
+from taskctx.model import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    SourceDescriptor,
+)
+from taskctx.plugins import FIRST_PARTY_KINDS, PluginHost, PluginRecord, normalize_name
+from taskctx.testing import MemorySource, SourceContract, sha256_of
+
+TESTS = Path(__file__).resolve().parents[1]
+FIRST_PARTY = (
+    "taskctx-documents",
+    "taskctx-fts",
+    "taskctx-memory",
+    "taskctx-records",
+    "taskctx-repo",
+    "taskctx-skills",
+    "taskctx-workspace",
+)
+KITS = {
+    "SourceContract": "source_kinds",
+    "FileIOHandlerContract": "file_io_handlers",
+    "IndexProviderContract": "index_providers",
+}
+
+
+class KitSubclass:
+    """A class in a test module that subclasses one of the conformance kits."""
+
+    def __init__(self, path: Path, name: str, kit: str, covers: str | None) -> None:
+        self.path = path
+        self.name = name
+        self.kit = kit
+        self.covers = covers
+
+    def __repr__(self) -> str:
+        return f"{self.path.relative_to(TESTS.parent)}::{self.name} ({self.kit})"
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _covers(node: ast.ClassDef) -> str | None:
+    for statement in node.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and [_base_name(t) for t in statement.targets] == ["covers"]
+            and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str)
+        ):
+            return statement.value.value
+    return None
+
+
+def kit_subclasses() -> Iterator[KitSubclass]:
+    """Every class in ``tests/**/test_*.py`` whose bases name a conformance kit."""
+    for path in sorted(TESTS.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for base in node.bases:
+                kit = _base_name(base)
+                if kit in KITS:
+                    yield KitSubclass(path, node.name, kit, _covers(node))
+
+
+@pytest.fixture(scope="module")
+def first_party() -> list[PluginRecord]:
+    """Records of the kernel's built-ins and of every first-party plugin, loaded from
+    their entry points."""
+    host = PluginHost(allow=FIRST_PARTY)
+    return [
+        r
+        for r in host.plugins()
+        if r.builtin or (normalize_name(r.name) in FIRST_PARTY and r.status == "loaded")
+    ]
+
+
+def registered(records: list[PluginRecord], registry: str) -> dict[str, str]:
+    """Name -> distribution of everything ``records`` registered in ``registry``."""
+    return {name: r.name for r in records for name in r.registered.get(registry, ())}
+
+
+def test_every_first_party_plugin_loads(first_party: list[PluginRecord]) -> None:
+    """The seven first-party distributions load from their entry points, without errors."""
+    loaded = {normalize_name(r.name) for r in first_party if not r.builtin}
+    assert loaded == set(FIRST_PARTY)
+    assert set(registered(first_party, "source_kinds")) == set(FIRST_PARTY_KINDS)
+    assert registered(first_party, "file_io_handlers")
+    assert registered(first_party, "index_providers")
+
+
+def test_the_scan_finds_kit_subclasses() -> None:
+    """The scan of the test modules sees subclasses of all three kits."""
+    found = {subclass.kit for subclass in kit_subclasses()}
+    assert found == set(KITS)
+
+
+def test_every_kit_subclass_declares_what_it_covers() -> None:
+    """Each kit subclass of the kernel's and first-party plugins' tests is collected by
+    pytest (``Test*``) and says what it covers."""
+    first_party_tests = (TESTS / "core", TESTS / "plugins")
+    for subclass in kit_subclasses():
+        if not any(subclass.path.is_relative_to(d) for d in first_party_tests):
+            continue
+        assert subclass.name.startswith("Test"), f"{subclass!r} is not collected by pytest"
+        assert subclass.covers, f'{subclass!r} declares no `covers = "..."`'
+
+
+@pytest.mark.parametrize("kit", sorted(KITS))
+def test_every_first_party_implementation_has_a_conformance_test(
+    kit: str, first_party: list[PluginRecord]
+) -> None:
+    """Every source kind / handler / provider a first-party plugin (or the kernel)
+    registers is covered by a subclass of its conformance kit."""
+    implementations = registered(first_party, KITS[kit])
+    assert implementations, f"no first-party {KITS[kit]}"
+    covered = {s.covers for s in kit_subclasses() if s.kit == kit}
+    uncovered = {name: dist for name, dist in implementations.items() if name not in covered}
+    assert not uncovered, f"no {kit} subclass covers {uncovered}"
+
+
+# -- the kits catch what they claim to ------------------------------------------------
+
+
+class IgnoresPrefix(MemorySource):
+    """Drops ``path_prefix`` from every request."""
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        return await super().async_enumerate_descriptors(
+            request.model_copy(update={"path_prefix": None})
+        )
+
+
+class OversizedPages(MemorySource):
+    """Answers every request with one page holding every descriptor."""
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        return await super().async_enumerate_descriptors(
+            request.model_copy(update={"page_size": 100_000, "cursor": None})
+        )
+
+
+class CutDigest(MemorySource):
+    """Gives a cut read the digest of the cut text, not of the whole."""
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        read = await super().async_read_exact(ref, limit)
+        if read.text is None:
+            return read
+        return read.model_copy(update={"digest": sha256_of(read.text)})
+
+
+class DropsScope(MemorySource):
+    """Offers ``page:`` sections that nothing serves."""
+
+    def _descriptor(self, path: str, content: str | bytes) -> SourceDescriptor:
+        descriptor = super()._descriptor(path, content)
+        sections = (SectionInfo(title="Page 1", scope="page:1"),)
+        return descriptor.model_copy(update={"sections": sections})
+
+
+ITEMS: dict[str, str | bytes] = {"notes/a.md": "# A\n\nalpha\n", "b.txt": "beta", "c.txt": "gamma"}
+
+
+@pytest.mark.parametrize(
+    ("source_class", "rule"),
+    [
+        (IgnoresPrefix, "test_path_prefix_is_honoured"),
+        (OversizedPages, "test_page_size_is_honoured"),
+        (CutDigest, "test_bounded_reads_are_honoured"),
+        (DropsScope, "test_scoped_refs_read_their_scope"),
+    ],
+)
+def test_source_rules_catch_broken_sources(source_class: type[MemorySource], rule: str) -> None:
+    """A source that breaks a protocol rule fails that rule of SourceContract (and
+    MemorySource itself keeps it)."""
+    getattr(SourceContract(), rule)(MemorySource(ITEMS))
+    with pytest.raises(AssertionError):
+        getattr(SourceContract(), rule)(source_class(ITEMS))
+
+
+def test_source_kind_must_be_a_binding_id() -> None:
+    """A kind that cannot be a binding id (a colon, a space) fails test_kind_is_a_name."""
+    source = MemorySource(ITEMS)
+    source.kind = "json folder:v2"
+    with pytest.raises(AssertionError):
+        SourceContract().test_kind_is_a_name(source)
