@@ -395,13 +395,13 @@ def test_a_damaged_fact_cache_is_rebuilt(project: Project, tmp_path: Path, pin: 
 def test_a_damaged_fact_row_is_recomputed(
     project: Project, tmp_path: Path, pin: PinFactory
 ) -> None:
-    """A row whose body is not valid JSON is ignored and rewritten."""
+    """A row whose representation or sections cannot be read is ignored and rewritten."""
     state = tmp_path / "state"
     first = pin(project.path, state_dir=state)
     expected = descriptors(first)
     first.close()
     with sqlite3.connect(state / f"facts-v{FACTS_VERSION}.db") as db:
-        db.execute("UPDATE facts SET body = '{not json'")
+        db.execute("UPDATE facts SET representation = 'bogus', sections = '{not json'")
     db.close()
     again = pin(project.path, state_dir=state)
     assert descriptors(again) == expected

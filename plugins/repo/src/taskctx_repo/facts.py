@@ -18,7 +18,7 @@ from taskctx.model import Problem, Representation, SectionInfo
 
 __all__ = ["BlobFacts", "FactCache"]
 
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 
 
 @attrs.define(frozen=True, slots=True)
@@ -31,31 +31,28 @@ class BlobFacts:
     sections: tuple[SectionInfo, ...] = ()
     problem: Problem | None = None
 
-    def to_json(self) -> str:
-        """A compact JSON form for the cache."""
-        return json.dumps(
-            {
-                "m": self.media_type,
-                "r": self.representation.value,
-                "c": self.chars,
-                "s": [s.model_dump(mode="json") for s in self.sections],
-                "p": self.problem.model_dump(mode="json") if self.problem else None,
-            },
-            separators=(",", ":"),
+    def to_row(self) -> tuple[str, str, int | None, str | None, str | None]:
+        """Columns for the cache: JSON only for the rare parts (sections, problems)."""
+        sections = (
+            json.dumps([x.model_dump(mode="json") for x in self.sections], separators=(",", ":"))
+            if self.sections
+            else None
         )
+        problem = self.problem.model_dump_json() if self.problem else None
+        return (self.media_type, self.representation.value, self.chars, sections, problem)
 
     @classmethod
-    def from_json(cls, raw: str) -> BlobFacts:
-        """The facts of :meth:`to_json`."""
-        body = json.loads(raw)
-        # rows this module wrote itself (versioned file name): constructing without
-        # re-validation keeps a warm enumeration of thousands of blobs cheap
+    def from_row(
+        cls, media_type: str, representation: str, chars: int | None,
+        sections: str | None, problem: str | None,
+    ) -> BlobFacts:  # fmt: skip
+        """The facts of :meth:`to_row`."""
         return cls(
-            media_type=body["m"],
-            representation=Representation(body["r"]),
-            chars=body["c"],
-            sections=tuple(SectionInfo.model_construct(**s) for s in body["s"]),
-            problem=Problem.model_construct(**body["p"]) if body["p"] else None,
+            media_type=media_type,
+            representation=Representation(representation),
+            chars=chars,
+            sections=tuple(SectionInfo(**x) for x in json.loads(sections)) if sections else (),
+            problem=Problem.model_validate_json(problem) if problem else None,
         )
 
 
@@ -79,7 +76,10 @@ class FactCache:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA busy_timeout=30000")
-        db.execute("CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, body TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, media_type TEXT NOT NULL, "
+            "representation TEXT NOT NULL, chars INTEGER, sections TEXT, problem TEXT)"
+        )
         db.execute("SELECT count(*) FROM facts").fetchone()
         return db
 
@@ -93,11 +93,13 @@ class FactCache:
                     chunk = missing[start : start + 500]
                     marks = ",".join("?" * len(chunk))
                     rows = self._db.execute(
-                        f"SELECT key, body FROM facts WHERE key IN ({marks})", chunk
+                        "SELECT key, media_type, representation, chars, sections, problem "
+                        f"FROM facts WHERE key IN ({marks})",
+                        chunk,
                     ).fetchall()
-                    for key, body in rows:
+                    for key, *columns in rows:
                         try:
-                            found[key] = self._memory[key] = BlobFacts.from_json(body)
+                            found[key] = self._memory[key] = BlobFacts.from_row(*columns)
                         except (ValueError, KeyError, TypeError):
                             continue  # a bad row is recomputed
         return found
@@ -109,8 +111,8 @@ class FactCache:
             with self._lock:
                 self._db.execute("BEGIN")
                 self._db.executemany(
-                    "INSERT OR REPLACE INTO facts (key, body) VALUES (?, ?)",
-                    [(k, f.to_json()) for k, f in facts.items()],
+                    "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?)",
+                    [(k, *f.to_row()) for k, f in facts.items()],
                 )
                 self._db.execute("COMMIT")
 

@@ -13,8 +13,7 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-
-import attrs
+from typing import NamedTuple
 
 from taskctx_repo.errors import GitError
 
@@ -83,9 +82,12 @@ def run_git(
     return done.stdout
 
 
-@attrs.define(frozen=True, slots=True)
-class TreeEntry:
-    """One entry of ``git ls-tree -r -l``: mode, type, object id, size and path."""
+class TreeEntry(NamedTuple):
+    """One entry of ``git ls-tree -r -l``: mode, type, object id, size and path.
+
+    A named tuple: a tree of thousands of entries is parsed on every pin, and tuples
+    are the cheapest immutable records Python builds.
+    """
 
     mode: str
     type: str
@@ -109,23 +111,28 @@ class TreeEntry:
 def ls_tree(git_dir: Path, commit: str) -> Iterator[TreeEntry]:
     """Every entry of ``commit``'s tree, recursively, with blob sizes."""
     raw = run_git(git_dir, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit])
-    for record in raw.split(b"\0"):
-        if not record:
+    try:
+        records = raw.decode("utf-8").split("\0")
+        valid = True
+    except UnicodeDecodeError:  # some name is not UTF-8: decode record by record
+        records, valid = [], False
+    if valid:
+        for record in records:
+            if record:
+                meta, _, path = record.partition("\t")
+                mode, kind, oid, size = meta.split()
+                yield TreeEntry(mode, kind, oid, int(size) if size != "-" else None, path)
+        return
+    for chunk in raw.split(b"\0"):
+        if not chunk:
             continue
-        meta, _, path = record.partition(b"\t")
-        mode, kind, oid, size = meta.decode().split(None, 3)
+        head, _, name = chunk.partition(b"\t")
+        mode, kind, oid, size = head.decode().split()
         try:
-            name = path.decode("utf-8")
-        except UnicodeDecodeError:
-            name = None  # not representable in a ref: the caller reports it
-        yield TreeEntry(
-            mode=mode,
-            type=kind,
-            oid=oid,
-            size=int(size) if size.strip().isdigit() else None,
-            path=name if name is not None else path.decode("utf-8", "replace"),
-            valid_name=name is not None,
-        )
+            path, ok = name.decode("utf-8"), True
+        except UnicodeDecodeError:  # not representable in a ref: the caller reports it
+            path, ok = name.decode("utf-8", "replace"), False
+        yield TreeEntry(mode, kind, oid, int(size) if size != "-" else None, path, ok)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
