@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-import zlib
 
 import pytest
 from pydantic import ValidationError
@@ -24,25 +23,9 @@ from taskctx.media import (
     sniff_image,
 )
 from taskctx.model import Representation
+from taskctx.testing import make_png
 
 # --- Real tiny images built here ------------------------------------------------------
-
-
-def _png_chunk(kind: bytes, body: bytes) -> bytes:
-    crc = zlib.crc32(kind + body)
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
-
-
-def make_png(width: int, height: int, *, color_type: int = 2, depth: int = 8) -> bytes:
-    """A complete RGB PNG (IHDR, IDAT, IEND) of the given size."""
-    ihdr = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\x7f" * (3 * width) for _ in range(height))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + _png_chunk(b"IHDR", ihdr)
-        + _png_chunk(b"IDAT", zlib.compress(rows))
-        + _png_chunk(b"IEND", b"")
-    )
 
 
 def make_gif(width: int, height: int) -> bytes:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import struct
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import SelectionRequest
 from taskctx.testing import MemorySource
+from taskctx.testing import make_png as png
 from tests.core.sources import (
     AlwaysMovingSource,
     BrokenReadSource,
@@ -81,26 +80,6 @@ def all_pages(
     while pages[-1].has_more:
         pages.append(reader.read_next(pages[-1].cursor))
     return pages
-
-
-def png(width: int, height: int) -> bytes:
-    """A real, valid PNG of the given size."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data))
-            + kind
-            + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        )
-
-    raw = b"".join(b"\x00" + b"\x00\x00\x00" * width for _ in range(height))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
 
 
 # -- rule 1: one pinned snapshot ---------------------------------------------------

@@ -28,6 +28,7 @@ from taskctx_workspace import TaskWorkspace
 
 from taskctx import PluginHost
 from taskctx.errors import NotFoundError, PolicyError, TaskCtxError
+from tests.plugins.memory.helpers import TinyState
 
 
 def turn(boundary: Boundary = "user_input", run_id: str = "run-1", request: int = 1) -> RequestTurn:
@@ -44,23 +45,6 @@ def sha(text: str) -> str:
 def workspace(tmp_path: Path) -> TaskWorkspace:
     """A read-only workspace over a real folder, with no plugins loaded."""
     return TaskWorkspace(tmp_path / "project", execution_id="exec-1", host=PluginHost(allow=[]))
-
-
-class TinyState:
-    """A real working state: notes shown on user input, tasks always."""
-
-    def __init__(self, notes: tuple[str, ...] = (), tasks: tuple[str, ...] = ()) -> None:
-        self.notes = notes
-        self.tasks = tasks
-        self.boundaries: list[str] = []
-
-    def project(self, boundary: str) -> str | None:
-        """Tasks always; notes only on ``user_input``; None when empty."""
-        self.boundaries.append(boundary)
-        lines = [f"task: {t}" for t in self.tasks]
-        if boundary == "user_input":
-            lines = [f"note: {n}" for n in self.notes] + lines
-        return "\n".join(["Working state:", *lines]) if lines else None
 
 
 class FixedCapability:

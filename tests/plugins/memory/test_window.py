@@ -8,23 +8,7 @@ from taskctx_memory.request import CapabilityLimitError
 from taskctx_memory.state_context import ProjectionLimits
 from taskctx_memory.window import Turn, TurnKind, WindowAction, WindowPolicy, compact_history
 
-
-class TinyState:
-    """A real working state: notes shown on user input, tasks always."""
-
-    def __init__(self, notes: tuple[str, ...] = (), tasks: tuple[str, ...] = ()) -> None:
-        self.notes = notes
-        self.tasks = tasks
-        self.boundaries: list[str] = []
-
-    def project(self, boundary: str) -> str | None:
-        """Tasks always; notes only on ``user_input``; None when empty."""
-        self.boundaries.append(boundary)
-        lines = [f"task: {t}" for t in self.tasks]
-        if boundary == "user_input":
-            lines = [f"note: {n}" for n in self.notes] + lines
-        return "\n".join(["Working state:", *lines]) if lines else None
-
+from tests.plugins.memory.helpers import TinyState
 
 # -- thresholds -------------------------------------------------------------------------
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import struct
 import subprocess
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from taskctx_repo import PinnedRepository
 from taskctx_repo.facts import FACTS_VERSION
 
 from taskctx import PluginHost
+from taskctx.testing import make_png
 
 GUIDE = """\
 # Guide
@@ -113,17 +112,7 @@ def make_repo(path: Path, files: Mapping[str, str | bytes], message: str = "firs
 
 def png_bytes() -> bytes:
     """A real 1x1 PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        return struct.pack(">I", len(data)) + kind + data + crc
-
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(b"\x00\x00\x00\x00"))
-        + chunk(b"IEND", b"")
-    )
+    return make_png()
 
 
 def fact_rows(repo: PinnedRepository) -> int:

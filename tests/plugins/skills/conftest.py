@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import struct
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import pytest
 from taskctx_skills import SkillLibrary
 
 from taskctx import PluginHost, TaskContext
+from taskctx.testing import make_png
 
 REVIEW_BODY = """\
 # Review code
@@ -59,17 +58,7 @@ A page that wakes someone is a sev1; a failed nightly batch is a sev3.
 
 def png_bytes() -> bytes:
     """A real 1x1 PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        return struct.pack(">I", len(data)) + kind + data + crc
-
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(b"\x00\x00\x00\x00"))
-        + chunk(b"IEND", b"")
-    )
+    return make_png()
 
 
 REVIEW_FILES: Mapping[str, str | bytes] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import struct
 import zlib
 
 import pytest
@@ -11,6 +10,7 @@ from PIL import Image
 from taskctx_workspace.images import PILLOW_FORMATS, validate_image
 
 from taskctx.errors import MediaError
+from taskctx.testing import make_png
 from tests.plugins.workspace.helpers import png_bytes
 
 
@@ -18,18 +18,6 @@ def _encoded(fmt: str, size: tuple[int, int] = (5, 4)) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", size, (30, 60, 90)).save(out, format=fmt)
     return out.getvalue()
-
-
-def _png(width: int, height: int, idat: bytes) -> bytes:
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        )
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-    )
 
 
 @pytest.mark.parametrize(("fmt", "media_type"), [(v, k) for k, v in PILLOW_FORMATS.items()])
@@ -49,8 +37,8 @@ BROKEN: list[tuple[str, bytes]] = [
     ("truncated before IEND", VALID[:-12]),
     ("garbage", b"definitely not an image"),
     ("zero bytes", b"\x00" * 64),
-    ("corrupt pixels", _png(4, 4, zlib.compress(b"\x00" * 5))),
-    ("bad zlib", _png(4, 4, b"not zlib data at all")),
+    ("corrupt pixels", make_png(4, 4, idat=zlib.compress(b"\x00" * 5))),
+    ("bad zlib", make_png(4, 4, idat=b"not zlib data at all")),
     ("truncated JPEG", _encoded("JPEG", (64, 64))[:200]),
     ("truncated GIF", _encoded("GIF", (64, 64))[:30]),
 ]
@@ -75,5 +63,5 @@ def test_declared_type_must_match_the_bytes() -> None:
 def test_decompression_bombs_are_refused(side: int) -> None:
     """Pillow's bomb warning (and error) become invalid_image; nothing is decoded."""
     with pytest.raises(MediaError, match="decompression bomb") as info:
-        validate_image(_png(side, side, zlib.compress(b"\x00" * 10)), "image/png")
+        validate_image(make_png(side, side, idat=zlib.compress(b"\x00" * 10)), "image/png")
     assert info.value.code == "invalid_image"

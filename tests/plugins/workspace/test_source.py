@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 from taskctx_workspace import TaskWorkspace
 from taskctx_workspace.source import WorkspaceSource, line_chunks
 
@@ -35,6 +33,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import ContextSource, ParsedDocument
 from taskctx.testing import SourceContract
+from tests.plugins.workspace.helpers import png_bytes
 
 
 class PagesHandler:
@@ -85,13 +84,6 @@ def host_with(handler: PagesHandler | None = None) -> PluginHost:
 
         host.register(Handlers(), name="test-handlers")
     return host
-
-
-def png_bytes(width: int = 4, height: int = 3) -> bytes:
-    """A real PNG made by Pillow."""
-    out = io.BytesIO()
-    Image.new("RGB", (width, height), (200, 10, 10)).save(out, format="PNG")
-    return out.getvalue()
 
 
 @pytest.fixture

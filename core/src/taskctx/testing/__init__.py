@@ -19,7 +19,7 @@ docs/testing-plugins.md lists every rule.
 
 from __future__ import annotations
 
-from taskctx.testing._common import sha256_of
+from taskctx.testing._common import make_png, sha256_of
 from taskctx.testing._handler_contract import FileIOHandlerContract
 from taskctx.testing._index_contract import IndexProviderContract
 from taskctx.testing._memory import MemorySource
@@ -30,5 +30,6 @@ __all__ = [
     "IndexProviderContract",
     "MemorySource",
     "SourceContract",
+    "make_png",
     "sha256_of",
 ]

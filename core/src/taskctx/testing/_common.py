@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import struct
+import zlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run", "sha256_of"]
+__all__ = ["make_png", "run", "sha256_of"]
 
 T = TypeVar("T")
 
@@ -21,3 +23,31 @@ def sha256_of(content: str | bytes) -> str:
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run one coroutine to completion (the kits are synchronous pytest classes)."""
     return asyncio.run(coroutine)
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+
+def make_png(
+    width: int = 1,
+    height: int = 1,
+    *,
+    color_type: int = 2,
+    depth: int = 8,
+    idat: bytes | None = None,
+) -> bytes:
+    """A complete, real PNG (IHDR, IDAT, IEND) of the given size, for image tests.
+
+    ``idat`` replaces the compressed pixel data (to build a damaged image on purpose).
+    """
+    header = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
+    if idat is None:
+        idat = zlib.compress(b"".join(b"\x00" + b"\x7f" * (3 * width) for _ in range(height)))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", idat)
+        + _png_chunk(b"IEND", b"")
+    )
