@@ -491,3 +491,40 @@ def test_factory_taking_host_gets_the_calling_host() -> None:
     other = PluginHost(allow=[])
     host.source("memory", host=other)
     assert seen == [host, other]
+
+
+def test_options_a_factory_cannot_take_are_refused_by_name() -> None:
+    """A missing or unknown option names the kind, the problem and the options it takes,
+    before the factory runs; a TypeError raised inside the factory is not masked."""
+    from collections.abc import Callable
+
+    from taskctx import TaskCtxError, hookimpl
+    from taskctx.testing import MemorySource
+
+    calls: list[str] = []
+
+    def factory(root: str, session_id: str, include_global: bool = True) -> MemorySource:
+        calls.append(root)
+        if root == "boom":
+            raise TypeError("inside the factory")
+        return MemorySource()
+
+    class Strict:
+        @hookimpl
+        def register_source_kinds(self, register: Callable[[str, Any], None]) -> None:
+            register("memory", factory)
+
+    host = PluginHost(allow=[])
+    host.register(Strict(), name="strict")
+    with pytest.raises(
+        TaskCtxError,
+        match=r"'memory' .*missing a required argument: "
+        r"'session_id' \(it takes: root, session_id, include_global\)",
+    ):
+        host.source("memory", root="x")
+    with pytest.raises(TaskCtxError, match="unexpected keyword argument 'colour'"):
+        host.source("memory", root="x", session_id="s", colour="red")
+    assert calls == []
+    with pytest.raises(TypeError, match="inside the factory"):
+        host.source("memory", root="boom", session_id="s")
+    assert calls == ["boom"]

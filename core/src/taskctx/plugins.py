@@ -222,6 +222,24 @@ def _accepts_keyword(factory: Callable[..., Any], name: str) -> bool:
     return name in parameters  # an explicit parameter: **kwargs may mean something else
 
 
+def _check_options(
+    kind: str, owner: str, factory: Callable[..., Any], options: Mapping[str, Any]
+) -> None:
+    """Refuse options the factory of ``kind`` cannot take, naming the ones it can."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to check against: let the call decide
+        return
+    try:
+        signature.bind(**options)
+    except TypeError as exc:
+        accepted = ", ".join(n for n in signature.parameters if n != "host") or "none"
+        raise TaskCtxError(
+            f"source kind {kind!r} ({owner}) cannot be made from these options: {exc} "
+            f"(it takes: {accepted})"
+        ) from None
+
+
 @attrs.define(slots=True)
 class PluginHost:
     """Loads plugins (built-ins, entry points, in-process) and owns their registries.
@@ -441,6 +459,7 @@ class PluginHost:
             raise UnknownSourceKindError(self._unknown_kind_message(kind))
         if "host" not in options and _accepts_keyword(entry.value, "host"):
             options["host"] = self
+        _check_options(kind, entry.owner, entry.value, options)
         source = entry.value(**options)
         if not isinstance(source, ContextSource):
             raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
