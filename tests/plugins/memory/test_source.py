@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from taskctx_memory import SessionMemorySource, TaskStateBinding, WorkingState, WorkingStateError
+from taskctx_memory import SessionMemorySource, WorkingState
 from taskctx_records import RecordStore
 
 from taskctx import (
@@ -291,28 +291,6 @@ def test_working_state_source_convenience(filled: RecordStore) -> None:
     )
     shared = WorkingState.global_memory(filled).source()
     assert [d.path for d in listing(shared).descriptors] == ["global/notes/style"]
-
-
-def test_provider_backed_state_has_no_store_source() -> None:
-    """A provider-backed working state says it has no record store to offer as a source."""
-
-    class Empty:
-        def load_notes(self, session_id: str | None) -> dict[str, str]:
-            return {}
-
-        def load_tasks(self, session_id: str | None) -> list[Any]:
-            return []
-
-        def write_note(self, session_id: str | None, key: str, value: str) -> None: ...
-
-        def delete_note(self, session_id: str | None, key: str) -> None: ...
-
-        def write_task(self, session_id: str | None, task: Any) -> None: ...
-
-        def delete_task(self, session_id: str | None, task_id: str) -> None: ...
-
-    with pytest.raises(WorkingStateError, match="provider-backed"):
-        WorkingState(binding=TaskStateBinding(Empty()), session_id="s1").source()
 
 
 def test_identity_differs_by_session_and_global(filled: RecordStore) -> None:

@@ -3,7 +3,8 @@
 :class:`WorkingState` keeps one session's notes and tasks (or global memory's) within
 limits, in a record store (embedded) or through an authoritative provider; it projects
 them as one bounded ``<working-state>`` block at request boundaries and offers them to
-readers as the ``session_memory`` source (:class:`SessionMemorySource`).
+readers as the ``session_memory`` source (:class:`SessionMemorySource` over a record
+store, :class:`ProviderMemorySource` over a provider).
 :class:`RequestContextComposer` composes the request-time blocks (runtime context,
 workspace outline, pinned files, the working-state projection), one bounded block per
 capability; :class:`WindowPolicy` and :func:`compact_history` handle the window.
@@ -29,6 +30,7 @@ from taskctx_memory.projection import (
     project_working_state,
 )
 from taskctx_memory.provider import TaskStateBinding, TaskStateProvider
+from taskctx_memory.provider_source import ProviderMemorySource
 from taskctx_memory.request import (
     CapabilityContractError,
     CapabilityLimitError,
@@ -63,6 +65,7 @@ __all__ = [
     "Projection",
     "ProjectionLimits",
     "ProjectionSource",
+    "ProviderMemorySource",
     "RequestCapability",
     "RequestContextComposer",
     "RequestContextError",

@@ -2,8 +2,9 @@
 
 Items are the notes and tasks of the session's namespace and (``include_global``) of
 global memory, at paths ``session/<session id>/notes/<key>``,
-``session/<session id>/tasks/<id>``, ``global/notes/<key>`` and ``global/tasks/<id>``.
-A note reads as its whole value; a task as its title, status and notes.
+``session/<session id>/tasks/<id>``, ``global/notes/<key>`` and ``global/tasks/<id>``,
+built and authorised as :mod:`taskctx_memory.items` says (shared with the provider
+mode's :class:`~taskctx_memory.provider_source.ProviderMemorySource`).
 
 Every exact read is authorised against those namespaces: a path of another session
 raises :class:`~taskctx.errors.PolicyError` (whether or not it exists), a path of no
@@ -23,7 +24,7 @@ from typing import Any
 
 from taskctx_records import Record, RecordStore
 
-from taskctx.errors import NotFoundError, PolicyError
+from taskctx.errors import NotFoundError
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -33,17 +34,18 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx_memory.backends import note_of, task_of
-from taskctx_memory.errors import InvalidKeyError
-from taskctx_memory.namespace import COLLECTION, ItemKind, Namespace, ParsedPath
-from taskctx_memory.values import Task, check_key, check_session_id
+from taskctx_memory.items import (
+    MEDIA_TYPE,
+    MemoryItem,
+    authorise,
+    namespaces_of,
+    note_item,
+    task_item,
+    task_text,
+)
+from taskctx_memory.namespace import COLLECTION, Namespace, ParsedPath
 
 __all__ = ["SessionMemorySource", "task_text"]
-
-
-def task_text(task: Task) -> str:
-    """What a model reads of a task: title, status, and its notes when it has any."""
-    text = f"{task.title}\nstatus: {task.status.value}\n"
-    return f"{text}\n{task.notes}\n" if task.notes else text
 
 
 def _revision_of(version: str | None) -> int | None:
@@ -53,44 +55,16 @@ def _revision_of(version: str | None) -> int | None:
     return None
 
 
-class _Item:
-    """A record of a namespace as a source item: its path, text and descriptor."""
-
-    def __init__(self, namespace: Namespace, record: Record) -> None:
-        self.record = record
-        self.namespace = namespace
-        note = note_of(record)
-        task = task_of(record)
-        self.kind: ItemKind
-        if note is not None:
-            self.kind, self.key, self.text = "note", note[0], note[1]
-            self.title = f"{'global' if namespace.is_global else 'session'} note {note[0]}"
-            self.extra: dict[str, Any] = {}
-        elif task is not None:
-            self.kind, self.key, self.text = "task", task[1].id, task_text(task[1])
-            self.title = f"task {task[1].id} [{task[1].status.value}] {task[1].title}"
-            self.extra = {"status": task[1].status.value, "position": task[0]}
-        else:
-            raise ValueError(f"record {record.id!r} is not a well-formed note or task")
-        self.path = namespace.path(self.kind, self.key)
-        self.version = f"r{record.revision}:{record.sha256}"
-
-    def descriptor(self) -> SourceDescriptor:
-        return SourceDescriptor(
-            path=self.path,
-            title=self.title,
-            media_type="text/plain",
-            size=len(self.text.encode("utf-8")),
-            chars=len(self.text),
-            content_version=self.version,
-            metadata={
-                "memory": "global" if self.namespace.is_global else "session",
-                "session_id": self.namespace.session_id,
-                "type": self.kind,
-                "key": self.key,
-                **self.extra,
-            },
-        )
+def _item_of(namespace: Namespace, record: Record) -> MemoryItem | None:
+    """The item of a record of ``namespace``; None if it is no well-formed note or task."""
+    version = f"r{record.revision}:{record.sha256}"
+    note = note_of(record)
+    if note is not None:
+        return note_item(namespace, *note, version=version)
+    task = task_of(record)
+    if task is not None:
+        return task_item(namespace, task[1], task[0], version=version)
+    return None
 
 
 class SessionMemorySource:
@@ -106,16 +80,10 @@ class SessionMemorySource:
         *,
         include_global: bool = True,
     ) -> None:
-        self.store = store if isinstance(store, RecordStore) else RecordStore(store, "read_only")
-        self.session_id = None if session_id is None else check_session_id(session_id)
-        if session_id is None and not include_global:
-            raise ValueError("a session_memory source without a session must include global")
+        self.namespaces: tuple[Namespace, ...] = namespaces_of(session_id, include_global)
+        self.session_id = session_id
         self.include_global = include_global
-        spaces = [] if self.session_id is None else [Namespace(self.session_id)]
-        self.namespaces: tuple[Namespace, ...] = (
-            *spaces,
-            *([Namespace(None)] if include_global else []),
-        )
+        self.store = store if isinstance(store, RecordStore) else RecordStore(store, "read_only")
         fingerprint = json.dumps({"session": session_id, "global": include_global})
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
         self.identity = f"session_memory:{self.store.root}:{digest}"
@@ -181,30 +149,10 @@ class SessionMemorySource:
             self.store.iter_visible(self.namespaces[index].scope, [COLLECTION], at, limit=1)
         )
 
-    def _item(self, index: int, record: Record) -> _Item | None:
-        try:
-            return _Item(self.namespaces[index], record)
-        except ValueError:  # a malformed record is no item
-            return None
+    def _item(self, index: int, record: Record) -> MemoryItem | None:
+        return _item_of(self.namespaces[index], record)  # a malformed record is no item
 
-    def _authorised(self, path: str) -> ParsedPath:
-        parsed = ParsedPath.parse(path)
-        if parsed is None:
-            raise NotFoundError(f"{path!r} is not a session_memory path")
-        if parsed.namespace not in self.namespaces:
-            whose = parsed.namespace.label
-            raise PolicyError(
-                f"{path!r} belongs to {whose}, outside this source "
-                f"(session {self.session_id!r}, global memory "
-                f"{'included' if self.include_global else 'excluded'})"
-            )
-        try:
-            check_key(parsed.key, f"{parsed.kind} key")
-        except InvalidKeyError:
-            raise NotFoundError(f"{path!r} names no {parsed.kind}") from None
-        return parsed
-
-    def _alive(self, parsed: ParsedPath, at: int | None) -> _Item | None:
+    def _alive(self, parsed: ParsedPath, at: int | None) -> MemoryItem | None:
         record_id = parsed.namespace.record_id(parsed.kind, parsed.key)
         try:
             record = self.store.get(record_id, at_revision=at)
@@ -212,22 +160,25 @@ class SessionMemorySource:
             return None
         if record.collection != COLLECTION or dict(record.scope) != parsed.namespace.scope:
             return None
-        try:
-            item = _Item(parsed.namespace, record)
-        except ValueError:
+        item = _item_of(parsed.namespace, record)
+        if item is None or (item.kind, item.key) != (parsed.kind, parsed.key):
             return None
-        return item if (item.kind, item.key) == (parsed.kind, parsed.key) else None
+        return item
 
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
         """The note or task (as of the pinned version when the ref carries one), bounded."""
 
         def read() -> ExactRead:
-            parsed = self._authorised(ref.path)
+            parsed = authorise(ref.path, self.namespaces)
             item = self._alive(parsed, _revision_of(ref.version))
             if item is None:
                 raise NotFoundError(f"no {parsed.kind} at {ref.path!r}")
             return ExactRead.from_text(
-                item.path, item.text, limit, media_type="text/plain", content_version=item.version
+                item.path,
+                item.text,
+                limit,
+                media_type=MEDIA_TYPE,
+                content_version=item.content_version,
             )
 
         return await asyncio.to_thread(read)
@@ -254,7 +205,7 @@ class SessionMemorySource:
 
         return await asyncio.to_thread(changes)
 
-    def _owned(self, record_id: str, at: int) -> _Item | None:
+    def _owned(self, record_id: str, at: int) -> MemoryItem | None:
         """The item of record ``record_id`` as of ``at`` if it is in one of these namespaces."""
         try:
             record = self.store.get(record_id, at_revision=at)
@@ -264,8 +215,5 @@ class SessionMemorySource:
             return None
         for namespace in self.namespaces:
             if dict(record.scope) == namespace.scope:
-                try:
-                    return _Item(namespace, record)
-                except ValueError:
-                    return None
+                return _item_of(namespace, record)
         return None

@@ -20,7 +20,7 @@ from taskctx.errors import NotFoundError
 from taskctx_memory.backends import RecordStoreBackend, StateBackend
 from taskctx_memory.changes import ChangeLog
 from taskctx_memory.config import WorkingStateConfiguration
-from taskctx_memory.errors import TaskExistsError, WorkingStateError
+from taskctx_memory.errors import TaskExistsError
 from taskctx_memory.limits import StateUsage, check_limits, note_bytes, task_bytes
 from taskctx_memory.namespace import Namespace
 from taskctx_memory.projection import Projection, build_projection
@@ -38,6 +38,7 @@ from taskctx_memory.values import (
 )
 
 if TYPE_CHECKING:
+    from taskctx_memory.provider_source import ProviderMemorySource
     from taskctx_memory.source import SessionMemorySource
 
 __all__ = ["WorkingState"]
@@ -317,15 +318,18 @@ class WorkingState:
         projection = self.projection(boundary)
         return None if projection is None else projection.text
 
-    def source(self, *, include_global: bool = True) -> SessionMemorySource:
-        """The ``session_memory`` source of this session (embedded mode only)."""
+    def source(self, *, include_global: bool = True) -> SessionMemorySource | ProviderMemorySource:
+        """The ``session_memory`` source of this session (global memory's: global only).
+
+        Embedded mode: a :class:`SessionMemorySource` over the record store. Provider mode:
+        a :class:`ProviderMemorySource` that asks the provider on every call (no history,
+        so a change makes a reader's next page stale).
+        """
+        from taskctx_memory.provider_source import ProviderMemorySource
         from taskctx_memory.source import SessionMemorySource
 
-        if self.store is None:
-            raise WorkingStateError(
-                "a session_memory source reads a record store; this working state is "
-                "provider-backed"
-            )
-        return SessionMemorySource(
-            self.store, self.session_id, include_global=include_global or self.namespace.is_global
-        )
+        include = include_global or self.namespace.is_global
+        if self.binding is not None:
+            return ProviderMemorySource(self.binding, self.session_id, include_global=include)
+        assert self.store is not None  # embedded mode: _open set one or the other
+        return SessionMemorySource(self.store, self.session_id, include_global=include)
