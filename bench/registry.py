@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from bench import documents, fts, reader, records, repo, workspace
@@ -20,6 +21,16 @@ class Benchmark:
     run: Callable[[bool], dict[str, Any]]
     summary: Callable[[dict[str, Any]], list[str]]
 
+    @classmethod
+    def of(cls, module: ModuleType) -> Benchmark:
+        """The benchmark a module defines: ``NAME``, ``DESCRIPTION``, ``run``, ``summary_lines``."""
+        return cls(
+            name=module.NAME,
+            description=module.DESCRIPTION,
+            run=module.run,
+            summary=module.summary_lines,
+        )
+
     def targets_met(self, result: dict[str, Any]) -> bool | None:
         """Whether the result meets its targets (None if the benchmark sets none)."""
         targets = result.get("targets")
@@ -34,43 +45,8 @@ class Benchmark:
         return [name for name, ok in checks.items() if not ok]
 
 
-BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark(
-        name=reader.NAME,
-        description=reader.DESCRIPTION,
-        run=reader.run,
-        summary=reader.summary_lines,
-    ),
-    Benchmark(
-        name=workspace.NAME,
-        description=workspace.DESCRIPTION,
-        run=workspace.run,
-        summary=workspace.summary_lines,
-    ),
-    Benchmark(
-        name=documents.NAME,
-        description=documents.DESCRIPTION,
-        run=documents.run,
-        summary=documents.summary_lines,
-    ),
-    Benchmark(
-        name=fts.NAME,
-        description=fts.DESCRIPTION,
-        run=fts.run,
-        summary=fts.summary_lines,
-    ),
-    Benchmark(
-        name=records.NAME,
-        description=records.DESCRIPTION,
-        run=records.run,
-        summary=records.summary_lines,
-    ),
-    Benchmark(
-        name=repo.NAME,
-        description=repo.DESCRIPTION,
-        run=repo.run,
-        summary=repo.summary_lines,
-    ),
+BENCHMARKS: tuple[Benchmark, ...] = tuple(
+    Benchmark.of(module) for module in (reader, workspace, documents, fts, records, repo)
 )
 
 

@@ -35,7 +35,7 @@ from bench.common import (
     summarize,
     timing_line,
 )
-from bench.workspace import make_files, write_tree
+from bench.workspace import WorkspaceParams, make_files, write_tree
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 from taskctx.model import EnumerationRequest
 
@@ -83,19 +83,13 @@ _GIT_ENV = {
 
 
 @dataclass(frozen=True)
-class RepoParams:
-    """Sizes and read settings of one repository benchmark run."""
+class RepoParams(WorkspaceParams):
+    """The workspace benchmark's tree and read settings, smaller, and the files commit 2
+    revises."""
 
     files: int = 3_000
-    changed: int = 30
-    rounds: int = 5
     min_bytes: int = 1024
-    max_bytes: int = 4096
-    max_chars: int = 6000
-    max_blocks: int = 12
-    query: str = "why does the upload time out after a change to the index revision?"
-    seed: int = 20_240_611
-    warmup_files: int = 50
+    changed: int = 30
 
 
 FULL = RepoParams()
