@@ -12,41 +12,95 @@ capability; :class:`WindowPolicy` and :func:`compact_history` handle the window.
 
 from __future__ import annotations
 
-from taskctx_memory.compose import ComposedContext, RequestContextComposer
-from taskctx_memory.config import MIN_PROJECTION_CHARS, WorkingStateConfiguration
-from taskctx_memory.errors import (
-    InvalidKeyError,
-    TaskExistsError,
-    TaskStateProviderError,
-    WorkingStateError,
-    WorkingStateLimitError,
-)
-from taskctx_memory.files import FileContext, FileContextLimits, PinnedFile
-from taskctx_memory.limits import StateUsage
-from taskctx_memory.outline import OutlineLimits, WorkspaceOutline
-from taskctx_memory.projection import (
-    Projection,
-    build_projection,
-    project_working_state,
-)
-from taskctx_memory.provider import TaskStateBinding, TaskStateProvider
-from taskctx_memory.provider_source import ProviderMemorySource
-from taskctx_memory.request import (
-    CapabilityContractError,
-    CapabilityLimitError,
-    CapabilityLimits,
-    ContextSection,
-    DuplicateCapabilityError,
-    RequestCapability,
-    RequestContextError,
-    RequestTurn,
-)
-from taskctx_memory.runtime import RuntimeContext, RuntimeLimits
-from taskctx_memory.source import SessionMemorySource
-from taskctx_memory.state import WorkingState
-from taskctx_memory.state_context import ProjectionLimits, ProjectionSource, WorkingStateProjection
-from taskctx_memory.values import NoteIndex, StateChange, Task, TaskStatus
-from taskctx_memory.window import Turn, TurnKind, WindowAction, WindowPolicy, compact_history
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taskctx_memory.compose import ComposedContext, RequestContextComposer
+    from taskctx_memory.config import MIN_PROJECTION_CHARS, WorkingStateConfiguration
+    from taskctx_memory.errors import (
+        InvalidKeyError,
+        TaskExistsError,
+        TaskStateProviderError,
+        WorkingStateError,
+        WorkingStateLimitError,
+    )
+    from taskctx_memory.files import FileContext, FileContextLimits, PinnedFile
+    from taskctx_memory.limits import StateUsage
+    from taskctx_memory.outline import OutlineLimits, WorkspaceOutline
+    from taskctx_memory.projection import Projection, build_projection, project_working_state
+    from taskctx_memory.provider import TaskStateBinding, TaskStateProvider
+    from taskctx_memory.provider_source import ProviderMemorySource
+    from taskctx_memory.request import (
+        CapabilityContractError,
+        CapabilityLimitError,
+        CapabilityLimits,
+        ContextSection,
+        DuplicateCapabilityError,
+        RequestCapability,
+        RequestContextError,
+        RequestTurn,
+    )
+    from taskctx_memory.runtime import RuntimeContext, RuntimeLimits
+    from taskctx_memory.source import SessionMemorySource
+    from taskctx_memory.state import WorkingState
+    from taskctx_memory.state_context import (
+        ProjectionLimits,
+        ProjectionSource,
+        WorkingStateProjection,
+    )
+    from taskctx_memory.values import NoteIndex, StateChange, Task, TaskStatus
+    from taskctx_memory.window import Turn, TurnKind, WindowAction, WindowPolicy, compact_history
+
+# Importing the package stays cheap (plugin loading imports it through the entry
+# point's module): each name is imported from its module on first use.
+_EXPORTS: dict[str, str] = {
+    "CapabilityContractError": "taskctx_memory.request",
+    "CapabilityLimitError": "taskctx_memory.request",
+    "CapabilityLimits": "taskctx_memory.request",
+    "ComposedContext": "taskctx_memory.compose",
+    "ContextSection": "taskctx_memory.request",
+    "DuplicateCapabilityError": "taskctx_memory.request",
+    "FileContext": "taskctx_memory.files",
+    "FileContextLimits": "taskctx_memory.files",
+    "InvalidKeyError": "taskctx_memory.errors",
+    "MIN_PROJECTION_CHARS": "taskctx_memory.config",
+    "NoteIndex": "taskctx_memory.values",
+    "OutlineLimits": "taskctx_memory.outline",
+    "PinnedFile": "taskctx_memory.files",
+    "Projection": "taskctx_memory.projection",
+    "ProjectionLimits": "taskctx_memory.state_context",
+    "ProjectionSource": "taskctx_memory.state_context",
+    "ProviderMemorySource": "taskctx_memory.provider_source",
+    "RequestCapability": "taskctx_memory.request",
+    "RequestContextComposer": "taskctx_memory.compose",
+    "RequestContextError": "taskctx_memory.request",
+    "RequestTurn": "taskctx_memory.request",
+    "RuntimeContext": "taskctx_memory.runtime",
+    "RuntimeLimits": "taskctx_memory.runtime",
+    "SessionMemorySource": "taskctx_memory.source",
+    "StateChange": "taskctx_memory.values",
+    "StateUsage": "taskctx_memory.limits",
+    "Task": "taskctx_memory.values",
+    "TaskExistsError": "taskctx_memory.errors",
+    "TaskStateBinding": "taskctx_memory.provider",
+    "TaskStateProvider": "taskctx_memory.provider",
+    "TaskStateProviderError": "taskctx_memory.errors",
+    "TaskStatus": "taskctx_memory.values",
+    "Turn": "taskctx_memory.window",
+    "TurnKind": "taskctx_memory.window",
+    "WindowAction": "taskctx_memory.window",
+    "WindowPolicy": "taskctx_memory.window",
+    "WorkingState": "taskctx_memory.state",
+    "WorkingStateConfiguration": "taskctx_memory.config",
+    "WorkingStateError": "taskctx_memory.errors",
+    "WorkingStateLimitError": "taskctx_memory.errors",
+    "WorkingStateProjection": "taskctx_memory.state_context",
+    "WorkspaceOutline": "taskctx_memory.outline",
+    "build_projection": "taskctx_memory.projection",
+    "compact_history": "taskctx_memory.window",
+    "project_working_state": "taskctx_memory.projection",
+}
 
 __all__ = [
     "MIN_PROJECTION_CHARS",
@@ -95,3 +149,13 @@ __all__ = [
     "compact_history",
     "project_working_state",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its module the first time it is asked for."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskctx.hookspecs import hookimpl
-from taskctx_memory.source import SessionMemorySource
+
+if TYPE_CHECKING:
+    from taskctx_memory.source import SessionMemorySource
 
 __all__ = ["make_source", "register_source_kinds"]
 
@@ -33,6 +35,8 @@ def make_source(
     ``include_global`` may be ``true``/``false`` (also ``1``/``0``, ``yes``/``no``).
     """
     from taskctx_records import RecordStore
+
+    from taskctx_memory.source import SessionMemorySource
 
     store = RecordStore(root, mode="read_only")
     return SessionMemorySource(store, session_id, include_global=_flag(include_global))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskctx.hookspecs import hookimpl
-from taskctx_skills.source import SkillSource
+
+if TYPE_CHECKING:
+    from taskctx_skills.source import SkillSource
 
 __all__ = ["make_source", "register_source_kinds"]
 
