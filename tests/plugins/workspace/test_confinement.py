@@ -13,7 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from taskctx_workspace import TaskWorkspace, UnsupportedPlatformError, staging
+from taskctx_workspace import (
+    TaskWorkspace,
+    UnsupportedPlatformError,
+    WorkspaceNotFoundError,
+    staging,
+)
 
 from taskctx import PluginHost
 from taskctx.errors import PolicyError
@@ -229,6 +234,17 @@ def test_a_link_inside_an_area_is_refused(
         with pytest.raises(PolicyError, match="outside this execution's area"):
             ws.read_file("d/f.txt", origin="fallback")
     assert _outside_files(outside) == UNTOUCHED
+
+
+def test_a_file_where_a_folder_should_be(root: Path, host: PluginHost) -> None:
+    """``notes.txt/x``: a read finds nothing, a read-write write is refused, a read-only
+    write lands in this execution's copy (the real file is never a folder)."""
+    with pytest.raises(WorkspaceNotFoundError):
+        TaskWorkspace(root, host=host).read_file("notes.txt/x")
+    with pytest.raises(PolicyError, match="a parent of it is not a folder"):
+        TaskWorkspace(root, mode="read_write", host=host).write_file("notes.txt/x", "y")
+    assert TaskWorkspace(root, host=host).write_file("notes.txt/x", "y").origin == "fallback"
+    assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
 
 
 # --- swaps at fixed moments of an operation -------------------------------------------------

@@ -297,8 +297,12 @@ def _resolve(base: Base, base_fd: int, rel: str, *, create_parents: bool) -> Loc
                         raise
                     child = None
                     target = _link_target(stack[-1], part)
-                    if target is None:
+                    if target is None and create_parents:
                         raise _refuse(rel, "a parent of it is not a folder") from None
+                    if target is None:
+                        raise WorkspaceNotFoundError(
+                            f"{rel}: no such file in {base.label} (a parent of it is a file)"
+                        ) from None
                 else:
                     if child is None:
                         raise WorkspaceNotFoundError(f"{rel}: no such file in {base.label}")
