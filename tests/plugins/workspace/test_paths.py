@@ -10,12 +10,11 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 from taskctx_workspace import TaskWorkspace, WorkspaceNotFoundError
+from taskctx_workspace.beneath import Root
 from taskctx_workspace.paths import (
     describe_file_kind,
     normalize_prefix,
     normalize_relative,
-    open_regular,
-    resolve_confined,
     safe_name,
 )
 
@@ -127,6 +126,18 @@ def test_unsafe_names_are_refused(name: str) -> None:
 # --- symlinks and special files on disk -------------------------------------------------
 
 
+def resolve_confined(base: Path, rel: str) -> Path:
+    """Where ``rel`` resolves beneath ``base`` (symlinks resolved without following them)."""
+    with Root.pin(base).base().locate(rel) as at:
+        return base / at.real
+
+
+def open_regular(base: Path, rel: str) -> int:
+    """A descriptor of the regular file ``rel`` beneath ``base``."""
+    with Root.pin(base).base().locate(rel) as at:
+        return at.open_regular()
+
+
 @pytest.fixture
 def base(tmp_path: Path) -> Path:
     """A resolved root with an outside neighbour."""
@@ -199,14 +210,14 @@ def test_special_files_are_never_opened(
     """FIFOs and sockets are refused before any open (a FIFO would block)."""
     make(base / "special")
     with pytest.raises(PolicyError, match=kind):
-        open_regular(base / "special", "special")
+        open_regular(base, "special")
 
 
 def test_device_files_are_refused(base: Path) -> None:
     """A character device (linked in from /dev) is refused; its link also escapes."""
     os.symlink("/dev/null", base / "null")
     with pytest.raises(PolicyError, match="character device"):
-        open_regular(Path("/dev/null"), "null")
+        open_regular(Path("/dev"), "null")
     with pytest.raises(PolicyError, match="outside"):
         resolve_confined(base, "null")
 
@@ -214,15 +225,15 @@ def test_device_files_are_refused(base: Path) -> None:
 def test_directories_are_not_regular_files(base: Path) -> None:
     """A folder is refused where a file is read."""
     with pytest.raises(PolicyError, match="directory"):
-        open_regular(base / "dir", "dir")
+        open_regular(base, "dir")
 
 
 def test_missing_files_raise_not_found(base: Path) -> None:
     """A missing file is both a kernel NotFoundError and a FileNotFoundError."""
     with pytest.raises(WorkspaceNotFoundError):
-        open_regular(base / "nope", "nope")
+        open_regular(base, "nope")
     with pytest.raises(FileNotFoundError):
-        open_regular(base / "nope", "nope")
+        open_regular(base, "nope")
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,7 @@ def test_stage_readback_mismatch_is_blocked(
     rw: TaskWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A candidate that does not read back as written is not handed out."""
-    monkeypatch.setattr(staging, "read_whole", lambda file, rel: b"corrupted")
+    monkeypatch.setattr(staging, "read_whole", lambda at: b"corrupted")
     with pytest.raises(PromotionBlocked, match="readback_mismatch"):
         rw.stage("c.txt", "draft")
 

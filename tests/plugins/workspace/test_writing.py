@@ -85,18 +85,25 @@ def test_read_write_writes_the_real_file(rw: TaskWorkspace) -> None:
 
 
 def test_read_write_replaces_atomically(rw: TaskWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The new bytes arrive by os.replace of a hidden temp sibling; no temp is left."""
-    replaced: list[tuple[str, str]] = []
+    """The new bytes arrive by a rename of a hidden temp sibling in the same folder
+    (both ends named by that folder's descriptor); no temp is left."""
+    replaced: list[tuple[str, str, str, str]] = []
     real_replace = os.replace
 
-    def spy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        replaced.append((os.fspath(src), os.fspath(dst)))
-        real_replace(src, dst)
+    def spy(src: str, dst: str, *, src_dir_fd: int, dst_dir_fd: int) -> None:
+        folders = (
+            os.readlink(f"/proc/self/fd/{src_dir_fd}"),
+            os.readlink(f"/proc/self/fd/{dst_dir_fd}"),
+        )
+        replaced.append((src, dst, *folders))
+        real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     monkeypatch.setattr(os, "replace", spy)
     rw.write_file("src/app.py", "print('new')\n")
-    ((src, dst),) = replaced
-    assert Path(src).parent == Path(dst).parent == rw.root / "src"
+    ((src, dst, src_folder, dst_folder),) = replaced
+    assert "/" not in src
+    assert dst == "app.py"
+    assert Path(src_folder) == Path(dst_folder) == rw.root / "src"
     assert Path(src).name.startswith(".")
     assert TEMP_MARKER in Path(src).name
     assert [p.name for p in (rw.root / "src").iterdir()] == ["app.py"]
@@ -107,7 +114,7 @@ def test_failed_write_leaves_the_old_bytes_and_no_temp(
 ) -> None:
     """If the replace fails the target keeps its bytes and the temp file is removed."""
 
-    def broken(src: object, dst: object) -> None:
+    def broken(src: object, dst: object, **folders: int) -> None:
         raise OSError("disk says no")
 
     monkeypatch.setattr(os, "replace", broken)

@@ -14,6 +14,7 @@ from taskctx_records.errors import (
     PinnedViewLimitError,
     RecordStoreCorruptError,
     RecordStoreError,
+    RecordStorePathError,
 )
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.store import DB_NAME, RecordStore
@@ -50,5 +51,6 @@ __all__ = [
     "RecordStore",
     "RecordStoreCorruptError",
     "RecordStoreError",
+    "RecordStorePathError",
     "Snapshot",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "PinnedViewLimitError",
     "RecordStoreCorruptError",
     "RecordStoreError",
+    "RecordStorePathError",
 ]
 
 
@@ -30,6 +31,13 @@ class RecordStoreError(TaskCtxError):
 
 class RecordStoreCorruptError(RecordStoreError):
     """The database file is not a SQLite database, is truncated, or is malformed."""
+
+
+class RecordStorePathError(RecordStoreError):
+    """A folder or file of the store is a symlink, a hard link or not what it should be.
+
+    ``path`` names it; the message says what stands there. Nothing was opened or made.
+    """
 
 
 class CheckpointConflictError(TaskCtxError):

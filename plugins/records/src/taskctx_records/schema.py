@@ -25,6 +25,7 @@ from sqlite_utils import Database
 
 from taskctx.errors import NotFoundError
 from taskctx_records.errors import RecordStoreCorruptError, RecordStoreError
+from taskctx_records.location import check_location, check_opened, create_database_file
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -208,29 +209,29 @@ def migrate(db: Database, path: Path, *, upto: int = SCHEMA_VERSION) -> int:
 
 
 def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) -> Database:
-    """Open (read-write: create and migrate) the database at ``path`` through sqlite-utils."""
-    if read_only and not path.exists():
+    """Open (read-write: create and migrate) the database at ``path`` through sqlite-utils.
+
+    ``path`` is ``<root>/.taskctx/records/records.db``; its folders and files are checked
+    first and the opened file after (:mod:`taskctx_records.location`).
+    """
+    check_location(path.parent)
+    if read_only and not os.path.lexists(path):
         raise NotFoundError(f"no record store database at {path} (read_only does not create one)")
     check_file(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
+        check_location(path.parent)  # the folders just made are still real folders
+        create_database_file(path)
     with translate_errors(path):
-        if read_only:
-            conn = sqlite3.connect(
-                f"file:{path}?mode=ro",
-                uri=True,
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        else:
-            conn = sqlite3.connect(
-                os.fspath(path),
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+        conn = sqlite3.connect(  # mode=rw/ro: SQLite opens the checked file, never makes one
+            path.absolute().as_uri() + ("?mode=ro" if read_only else "?mode=rw"),
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         try:
+            check_opened(conn, path)
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if not read_only:
                 conn.execute("PRAGMA journal_mode = WAL")

@@ -23,6 +23,7 @@ from taskctx_records import events as event_log
 from taskctx_records import links as record_links
 from taskctx_records import snapshots as named_snapshots
 from taskctx_records.budget import DEFAULT_MATERIALIZATION_LIMIT, MaterializationBudget
+from taskctx_records.location import DB_NAME, check_key_file
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.query import (
     QUERY_PURPOSE,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DB_NAME", "RecordStore"]
 
-DB_NAME = "records.db"
 STATE_SUBDIR = Path(".taskctx") / "records"
 BINDING_ID = "records"
 
@@ -114,6 +114,7 @@ class RecordStore:
     def signer(self) -> CursorSigner:
         """The cursor signer of this store's root (key made on first use)."""
         if self._signer is None:
+            check_key_file(self.state_dir)
             self._signer = CursorSigner(load_or_create_key(self.state_dir), QUERY_PURPOSE)
         return self._signer
 

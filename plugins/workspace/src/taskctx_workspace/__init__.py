@@ -10,6 +10,7 @@ from __future__ import annotations
 from taskctx_workspace.errors import (
     EditError,
     PromotionBlocked,
+    UnsupportedPlatformError,
     WorkspaceConflictError,
     WorkspaceNotFoundError,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "PromotionBlocked",
     "StagedFile",
     "TaskWorkspace",
+    "UnsupportedPlatformError",
     "WorkspaceConflictError",
     "WorkspaceNotFoundError",
     "default_agent_root",

@@ -20,30 +20,43 @@ rebuilt empty: a cache loses nothing it cannot recompute. Writes made inside
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
-from taskctx_workspace.paths import open_regular
+from taskctx.errors import PolicyError
 from taskctx_workspace.results import Stamp
 
 __all__ = [
     "COARSE_RACY_WINDOW_NS",
     "RACY_WINDOW_NS",
     "DigestCache",
+    "Opener",
     "racy_wait_ns",
 ]
+
+Opener = Callable[[], int]
+"""Returns a fresh read-only descriptor of the file to hash (the caller confines it)."""
 
 RACY_WINDOW_NS = 50_000_000
 """Time-stamp tick assumed for nanosecond file systems (kernel ticks are at most 10 ms)."""
 COARSE_RACY_WINDOW_NS = 2_000_000_000
 """Tick assumed when a modification time is a whole second (FAT keeps 2 s)."""
 SCHEMA_VERSION = 1
+_CREATE_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 _CHUNK = 1 << 20
 _ATTEMPTS = 3
 _SCHEMA = """
@@ -83,14 +96,16 @@ def _row(stamp: Stamp) -> tuple[int, int, int, int]:
     return (size, mtime_ns, _signed(ino), ctime_ns)
 
 
-def _hash(file: Path, rel: str) -> tuple[str, Stamp, Stamp]:
+def _hash(open_file: Opener) -> tuple[str, Stamp, Stamp]:
     """Digest of the file's bytes with its stamp before and after the read."""
-    fd = open_regular(file, rel)
+    fd = open_file()
     try:
         before = os.fstat(fd)
         digest = hashlib.sha256()
-        while chunk := os.read(fd, _CHUNK):
+        offset = 0
+        while chunk := os.pread(fd, _CHUNK, offset):
             digest.update(chunk)
+            offset += len(chunk)
         after = os.fstat(fd)
     finally:
         os.close(fd)
@@ -105,16 +120,40 @@ def _close(connection: sqlite3.Connection) -> None:
     connection.close()
 
 
+def _check_location(connection: sqlite3.Connection, target: str) -> None:
+    """PolicyError if SQLite opened another file than ``target`` (a symlink followed).
+
+    The folder was checked link-free just before; SQLite reports the real path it opened,
+    so a link swapped in at the database's name or a folder on its way is caught here,
+    before anything is written through it.
+    """
+    if target == ":memory:":
+        return
+    rows = connection.execute("PRAGMA database_list").fetchall()
+    opened = next((str(row[2]) for row in rows if row[1] == "main"), "")
+    if opened != os.path.abspath(target):
+        raise PolicyError(
+            f"workspace state {target!r} refused: SQLite opened {opened!r} instead "
+            "(a symlink stands where the workspace keeps its digest cache)"
+        )
+
+
 def _damaged(exc: sqlite3.DatabaseError) -> bool:
     """Corrupt or not a database at all (not busy, locked or unopenable: those propagate)."""
     return type(exc) is sqlite3.DatabaseError
 
 
 class DigestCache:
-    """sha256 digests of files keyed by path and stamp; ``None`` keeps them in memory."""
+    """sha256 digests of files keyed by path and stamp; ``None`` keeps them in memory.
 
-    def __init__(self, db_path: Path | None) -> None:
+    ``folder`` opens the database's folder (a workspace passes one that walks it without
+    following links): the database and its side files are then made, checked and deleted
+    relative to that descriptor, and SQLite only opens a file that already exists there.
+    """
+
+    def __init__(self, db_path: Path | None, *, folder: Opener | None = None) -> None:
         self.db_path = db_path
+        self._folder = folder
         self.hashed_count = 0
         """How many times a file was actually read and hashed (cache misses)."""
         self.recovered = False
@@ -139,11 +178,63 @@ class DigestCache:
             self._delete_files()
             return self._prepare(os.fspath(self.db_path))
 
-    def _prepare(self, target: str) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            target, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
+    def _in_folder(self, action: Callable[[int | None, str], None]) -> None:
+        """Run ``action(dir_fd, name)`` for the database file (dir_fd None: by path)."""
+        assert self.db_path is not None
+        if self._folder is None:
+            action(None, os.fspath(self.db_path))
+            return
+        fd = self._folder()
         try:
+            action(fd, self.db_path.name)
+        finally:
+            os.close(fd)
+
+    def _create_file(self, dir_fd: int | None, name: str) -> None:
+        """Make the database file if missing, never through a symlink; refuse linked sides."""
+        for suffix in ("-wal", "-shm", "-journal"):
+            try:
+                st = os.stat(name + suffix, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                raise PolicyError(
+                    f"workspace state {str(self.db_path) + suffix!r} refused: "
+                    "not a regular file (SQLite would write through it)"
+                )
+        try:
+            fd = os.open(name, _CREATE_FLAGS, 0o666, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise
+            raise PolicyError(
+                f"workspace state {str(self.db_path)!r} refused: not a regular file "
+                "(a symlink or folder stands where the digest cache lives)"
+            ) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise PolicyError(
+                    f"workspace state {str(self.db_path)!r} refused: not a regular file"
+                )
+        finally:
+            os.close(fd)
+
+    def _prepare(self, target: str) -> sqlite3.Connection:
+        if target == ":memory:":
+            connection = sqlite3.connect(
+                target, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        else:
+            self._in_folder(self._create_file)
+            connection = sqlite3.connect(  # mode=rw: SQLite never creates a file itself
+                Path(target).as_uri() + "?mode=rw",
+                uri=True,
+                timeout=30.0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        try:
+            _check_location(connection, target)
             connection.execute("PRAGMA journal_mode=WAL").fetchone()
             connection.execute("PRAGMA synchronous=NORMAL")
             (verdict,) = connection.execute("PRAGMA quick_check").fetchone()
@@ -160,10 +251,12 @@ class DigestCache:
         return connection
 
     def _delete_files(self) -> None:
-        assert self.db_path is not None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.db_path}{suffix}")
+        def delete(dir_fd: int | None, name: str) -> None:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name + suffix, dir_fd=dir_fd)
+
+        self._in_folder(delete)
 
     def _rebuild(self) -> None:
         """Replace a database found damaged while in use by a fresh, empty one."""
@@ -204,9 +297,9 @@ class DigestCache:
             return None
         return str(found[4])
 
-    def digest(self, path: str, file: Path, stamp: Stamp) -> str:
-        """The digest of ``file`` (workspace path ``path``), from the cache when ``stamp``
-        matches, else by hashing it once and caching it under the stamp actually read."""
+    def digest(self, path: str, open_file: Opener, stamp: Stamp) -> str:
+        """The digest of the workspace file ``path``, from the cache when ``stamp`` matches,
+        else by hashing what ``open_file`` opens, cached under the stamp actually read."""
         cached = self.lookup(path, stamp)
         if cached is not None:
             return cached
@@ -216,7 +309,7 @@ class DigestCache:
             if wait:
                 time.sleep(wait / 1e9)
             started = time.time_ns()
-            digest, before, after = _hash(file, path)
+            digest, before, after = _hash(open_file)
             with self._lock:
                 self.hashed_count += 1
             if before == after and not racy_wait_ns(before[1], started):

@@ -14,6 +14,7 @@ from taskctx.errors import NotFoundError, TaskCtxError
 __all__ = [
     "EditError",
     "PromotionBlocked",
+    "UnsupportedPlatformError",
     "WorkspaceConflictError",
     "WorkspaceNotFoundError",
 ]
@@ -28,6 +29,14 @@ class WorkspaceNotFoundError(NotFoundError, FileNotFoundError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.errno = errno.ENOENT
+
+
+class UnsupportedPlatformError(TaskCtxError):
+    """This platform cannot open files relative to a folder descriptor (``dir_fd``).
+
+    The workspace refuses to run there rather than fall back to path checks a concurrent
+    process could race.
+    """
 
 
 class WorkspaceConflictError(TaskCtxError):

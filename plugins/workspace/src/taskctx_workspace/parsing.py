@@ -35,6 +35,8 @@ CACHE_FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _MEMORY_ENTRIES = 64
 _UNCACHED_CODES = frozenset({"timeout"})
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def handler_version(handler: FileIOHandler) -> str:
@@ -96,11 +98,14 @@ class ParseCache:
     """Parsed documents (or their failures) by content digest and handler version.
 
     ``directory`` None keeps results in memory only. ``parse_count`` counts real calls
-    of a handler's ``parse``.
+    of a handler's ``parse``. ``folder`` opens ``directory`` (a workspace passes one that
+    walks it without following links): files are then read and written relative to that
+    descriptor, never through a link swapped in on the way.
     """
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, *, folder: Callable[[], int] | None = None) -> None:
         self.directory = directory
+        self._folder = folder
         self.parse_count = 0
         self._memory: OrderedDict[str, ParsedDocument | MediaError] = OrderedDict()
         self._lock = threading.Lock()
@@ -168,7 +173,7 @@ class ParseCache:
         if self.directory is None:
             return None
         try:
-            record = json.loads((self.directory / name).read_text(encoding="utf-8"))
+            record = json.loads(self._read(name).decode("utf-8"))
             result = self._decode(record, sha256, handler)
         except (OSError, ValueError, KeyError, TypeError, ValidationError):
             return None  # missing or damaged: parse again
@@ -210,16 +215,51 @@ class ParseCache:
             text = json.dumps(record, ensure_ascii=False)
         except (TypeError, ValueError):
             return  # metadata that is not JSON: kept in memory only
-        self._write(self.directory / name, text)
+        self._write(name, text)
 
-    def _write(self, target: Path, text: str) -> None:
-        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
+    def _open_folder(self) -> int | None:
+        return self._folder() if self._folder is not None else None
+
+    def _read(self, name: str) -> bytes:
+        assert self.directory is not None
+        folder = self._open_folder()
         try:
-            temp.write_text(text, encoding="utf-8")
-            os.replace(temp, target)
+            if folder is None:
+                return (self.directory / name).read_bytes()
+            fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=folder)
+            try:
+                return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+            finally:
+                os.close(fd)
+        finally:
+            if folder is not None:
+                os.close(folder)
+
+    def _write(self, name: str, text: str) -> None:
+        assert self.directory is not None
+        temp = f".{name}.{uuid.uuid4().hex[:12]}.part"
+        try:
+            folder = self._open_folder()
+        except OSError:
+            return
+        path = os.fspath(self.directory)
+        where = (lambda n: n) if folder is not None else (lambda n: os.path.join(path, n))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+        try:
+            fd = os.open(where(temp), flags, 0o666, dir_fd=folder)
+            try:
+                data = text.encode("utf-8")
+                while data:
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
+            os.replace(where(temp), where(name), src_dir_fd=folder, dst_dir_fd=folder)
         except OSError:
             with contextlib.suppress(OSError):
-                temp.unlink()
+                os.unlink(where(temp), dir_fd=folder)
+        finally:
+            if folder is not None:
+                os.close(folder)
 
     def _remember(self, name: str, result: ParsedDocument | MediaError) -> None:
         with self._lock:

@@ -1,19 +1,17 @@
-"""Path confinement: every caller path is checked here before any I/O touches it.
+"""Path confinement, the lexical layer: every caller path is checked here before any I/O.
 
-Two layers. :func:`normalize_relative` is pure: it refuses what can never name a file
-inside a workspace (absolute paths, ``..``, NUL bytes, drive letters, backslashes, the
-empty path, the workspace's own ``.taskctx/`` state, reserved temporary names) and
-returns the canonical POSIX form. :func:`resolve_confined` then resolves symlinks and
-refuses a path whose real location leaves the root, enters ``.taskctx/`` or loops.
-:func:`open_regular` opens only regular files (never a FIFO, socket or device), with
-``O_NOFOLLOW`` so a symlink swapped in after resolution is refused too.
+:func:`normalize_relative` is pure: it refuses what can never name a file inside a
+workspace (absolute paths, ``..``, NUL bytes, drive letters, backslashes, the empty path,
+the workspace's own ``.taskctx/`` state, reserved temporary names) and returns the
+canonical POSIX form. What a path meets on disk (symlinks, folders swapped for symlinks,
+special files) is the business of :mod:`taskctx_workspace.beneath`, which opens every
+component without following links; the rules on file kinds it applies live here.
 
 Every refusal is a :class:`~taskctx.errors.PolicyError` naming the path and the rule.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -21,7 +19,6 @@ import sys
 from pathlib import Path, PurePath
 
 from taskctx.errors import PolicyError
-from taskctx_workspace.errors import WorkspaceNotFoundError
 
 __all__ = [
     "STATE_DIR_NAME",
@@ -31,9 +28,8 @@ __all__ = [
     "is_state_name",
     "normalize_prefix",
     "normalize_relative",
-    "open_regular",
     "require_regular",
-    "resolve_confined",
+    "require_single_link",
     "safe_name",
 ]
 
@@ -44,9 +40,6 @@ TEMP_MARKER = ".taskctx-tmp-"
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 # --- Table: file type test -> name used in refusals. ------------------------------------
 _FILE_KINDS = (
@@ -141,32 +134,6 @@ def safe_name(value: str, what: str) -> str:
     return value
 
 
-def _within(real: str, base: str) -> bool:
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def resolve_confined(base: Path, rel: str, *, forbid_state: bool = True) -> Path:
-    """The real location of ``rel`` under ``base`` (a resolved folder), symlinks followed.
-
-    Refused: a real location outside ``base``, one under ``base/.taskctx`` when
-    ``forbid_state`` (a symlink into the state folder), and symlink loops. A missing file
-    is not refused: the caller decides whether it may be created.
-    """
-    root = os.fspath(base)
-    real = os.path.realpath(os.path.join(root, rel))
-    if not _within(real, root):
-        raise _refuse(rel, "it resolves outside the workspace root (symlink escape)")
-    inner = os.path.relpath(real, root)
-    if forbid_state and inner != "." and is_state_name(inner.split(os.sep, 1)[0]):
-        raise _refuse(rel, f"it resolves into {STATE_DIR_NAME}/, the workspace's own state")
-    try:
-        os.stat(real)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refuse(rel, "it is a symlink loop") from None
-    return Path(real)
-
-
 def describe_file_kind(mode: int) -> str:
     """Human name of a file type (``FIFO``, ``socket``, ``character device``, ...)."""
     return next((name for test, name in _FILE_KINDS if test(mode)), "special file")
@@ -179,27 +146,18 @@ def require_regular(rel: str, st: os.stat_result) -> None:
         raise _refuse(rel, f"it is a {kind}; only regular files are read or written")
 
 
-def open_regular(real: Path, rel: str) -> int:
-    """A read-only descriptor of the regular file at ``real`` (already confined).
+def require_single_link(rel: str, st: os.stat_result) -> None:
+    """PolicyError if the regular file ``st`` has other names (``st_nlink > 1``).
 
-    Checks the type before opening (a FIFO is never opened) and again on the open
-    descriptor; ``O_NOFOLLOW`` refuses a symlink swapped in since resolution.
+    Writes and promotion targets are refused: the other names may be outside the root,
+    and an atomic replace would silently detach this name from them.
     """
-    try:
-        require_regular(rel, os.stat(real))
-        fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refuse(rel, "it became a symlink after it was resolved") from None
-        raise
-    try:
-        require_regular(rel, os.fstat(fd))
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise _refuse(
+            rel,
+            f"it is a hard link ({st.st_nlink} names share the file, and the others may be "
+            "outside the workspace); writes to hard-linked files are refused",
+        )
 
 
 def default_agent_root(agent_id: str, entry_dir: str | os.PathLike[str] | None = None) -> Path:

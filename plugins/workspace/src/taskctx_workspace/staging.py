@@ -1,9 +1,18 @@
 """Staged delivery: write a candidate privately, verify it, promote it atomically, read back.
 
-Every write of a workspace goes through :func:`atomic_write`: a hidden temporary sibling
-(``.<name>.taskctx-tmp-<random>``, a reserved name no listing shows) is written and
-fsynced, ``os.replace`` puts it over the target, and the folder is fsynced. A process
-killed at any point leaves the target holding exactly the old or exactly the new bytes.
+Every write of a workspace goes through :func:`atomic_write`, inside a folder opened by
+:mod:`taskctx_workspace.beneath`: a hidden temporary sibling
+(``.<name>.taskctx-tmp-<pid>-<random>``, a reserved name no listing shows) is created
+``O_EXCL | O_NOFOLLOW`` relative to the folder's descriptor, locked (``flock``), written
+and fsynced; ``rename`` with both ends named by the folder descriptor puts it over the
+target, and the folder is fsynced. A process killed at any point leaves the target
+holding exactly the old or exactly the new bytes.
+
+A killed writer leaves its temporary file behind. :func:`sweep_stale` removes such
+leftovers: a temporary file is stale when its lock is free (the kernel drops a lock when
+its holder dies, even by ``kill -9``) and the pid in its name is no live process. Both
+must agree, so a live writer's file (locked, or in the instant between its creation and
+its lock, with a live pid) is never removed.
 
 :func:`stage_bytes` writes a candidate and reads it back whole. :func:`promote_bytes`
 checks that the caller's expected digest, the staged digest and the digest of the staged
@@ -20,40 +29,51 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
+import sys
+import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 from taskctx.errors import TaskCtxError
+from taskctx_workspace.beneath import Located
 from taskctx_workspace.errors import (
     PromotionBlocked,
     WorkspaceConflictError,
     WorkspaceNotFoundError,
 )
-from taskctx_workspace.paths import TEMP_MARKER, open_regular
+from taskctx_workspace.paths import TEMP_MARKER
 from taskctx_workspace.results import FileRef, Origin, StagedFile
 
+if sys.platform != "win32":
+    import fcntl
+
 __all__ = [
+    "LEGACY_STALE_AFTER_S",
     "STEPS",
     "StepHook",
     "atomic_write",
-    "fsync_dir",
+    "is_stale",
     "promote_bytes",
     "read_whole",
+    "remove_if_stale",
     "stage_bytes",
-    "temp_sibling",
+    "sweep_stale",
+    "temp_name",
 ]
 
 StepHook = Callable[[str], None]
 STEPS = ("temp_written", "temp_synced", "replaced", "dir_synced")
 """The steps of an atomic write, in order; ``_step_hook`` is called after each."""
+LEGACY_STALE_AFTER_S = 3600.0
+"""A temporary file named without a pid (older versions) is stale once unlocked this long."""
 
 _step_hook: StepHook | None = None
-_CHUNK = 1 << 20
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", None)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_TEMP_TAIL = re.compile(re.escape(TEMP_MARKER) + r"(?:([1-9][0-9]{0,9})-)?[0-9a-f]{12}\Z")
 
 
 def _step(name: str) -> None:
@@ -66,32 +86,14 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def temp_sibling(target: Path) -> Path:
-    """A fresh hidden temporary name next to ``target`` (same folder, same file system)."""
-    return target.with_name(f".{target.name[:180]}{TEMP_MARKER}{uuid.uuid4().hex[:12]}")
+def temp_name(name: str) -> str:
+    """A fresh hidden temporary name for a sibling of ``name``: this pid and 12 random hex."""
+    return f".{name[:150]}{TEMP_MARKER}{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (no-op where folders cannot be opened)."""
-    if _O_DIRECTORY is None:  # pragma: no cover - Windows
-        return
-    fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def read_whole(file: Path, rel: str) -> bytes:
-    """All bytes of the regular file ``file`` (already confined; ``rel`` names it)."""
-    fd = open_regular(file, rel)
-    try:
-        chunks = []
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+def read_whole(at: Located) -> bytes:
+    """All bytes of the regular file at ``at``."""
+    return at.read()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -101,71 +103,150 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def atomic_write(
-    target: Path, data: bytes, *, rel: str, expected_current: str | None = None
-) -> None:
-    """Replace ``target`` with ``data`` atomically (temp sibling, fsync, replace, fsync dir).
+def atomic_write(at: Located, data: bytes, *, expected_current: str | None = None) -> None:
+    """Replace the file at ``at`` with ``data`` atomically (temp, fsync, rename, fsync dir).
 
     ``expected_current``: the digest the target must still have just before the replace,
     else :class:`WorkspaceConflictError` and the target is left alone. An existing
     target's permission bits are kept.
     """
-    temp = temp_sibling(target)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW, 0o666)
+    folder, name, rel = at.dir_fd, at.name, at.rel
+    temp = temp_name(name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW
     try:
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
-            _write_all(fd, data)
-            _step("temp_written")
-            os.fsync(fd)
-            _step("temp_synced")
-        finally:
-            os.close(fd)
+        fd = os.open(temp, flags, 0o666, dir_fd=folder)
+    except FileNotFoundError:
+        raise WorkspaceNotFoundError(
+            f"{rel}: its folder was removed by another process while it was written; "
+            "nothing was written"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held until the rename: a live writer's temp
+        current = at.stat()
+        if current is not None and stat.S_ISREG(current.st_mode):
+            os.fchmod(fd, stat.S_IMODE(current.st_mode))
+        _write_all(fd, data)
+        _step("temp_written")
+        os.fsync(fd)
+        _step("temp_synced")
         if expected_current is not None:
-            current = _sha256(read_whole(target, rel))
-            if current != expected_current:
+            found = _sha256(at.read())
+            if found != expected_current:
                 raise WorkspaceConflictError(
                     f"{rel} changed while it was being edited: expected sha256 "
-                    f"{expected_current}, found {current}; nothing was written",
+                    f"{expected_current}, found {found}; nothing was written",
                     path=rel,
                     expected=expected_current,
-                    actual=current,
+                    actual=found,
                 )
-        os.replace(temp, target)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=folder)
         raise
+    finally:
+        os.close(fd)
     _step("replaced")
-    fsync_dir(target.parent)
+    os.fsync(folder)
     _step("dir_synced")
 
 
-def stage_bytes(location: Path, rel: str, data: bytes) -> StagedFile:
-    """Write the candidate ``data`` at ``location`` and read it back whole."""
+# -- leftovers of killed writers ---------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
+
+
+def is_stale(name: str, st: os.stat_result, *, locked: bool, now: float | None = None) -> bool:
+    """Whether the temporary file ``name`` (its stat ``st``) was left by a dead writer.
+
+    ``locked``: whether another descriptor holds its lock. A pid-less (legacy) name is
+    stale once unlocked for :data:`LEGACY_STALE_AFTER_S`.
+    """
+    match = _TEMP_TAIL.search(name)
+    if match is None or locked:
+        return False
+    if match.group(1) is None:
+        moment = time.time() if now is None else now
+        return moment - st.st_mtime > LEGACY_STALE_AFTER_S
+    return not _alive(int(match.group(1)))
+
+
+def remove_if_stale(folder: int, name: str) -> bool:
+    """Remove the temporary file ``name`` in the folder ``folder`` if it is stale."""
+    if TEMP_MARKER not in name:
+        return False
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return False  # gone, or a symlink or special file: not ours to remove
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a live writer holds it
+        if not is_stale(name, st, locked=False):
+            return False
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return False  # replaced since it was opened
+        os.unlink(name, dir_fd=folder)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def sweep_stale(folder: int) -> int:
+    """Remove the stale temporary files directly in ``folder``; return how many."""
+    with os.scandir(folder) as listing:
+        names = [entry.name for entry in listing if TEMP_MARKER in entry.name]
+    return sum(remove_if_stale(folder, name) for name in names)
+
+
+# -- staged delivery ---------------------------------------------------------------------
+
+
+def stage_bytes(at: Located, data: bytes) -> StagedFile:
+    """Write the candidate ``data`` at ``at`` and read it back whole."""
     digest = _sha256(data)
-    atomic_write(location, data, rel=rel)
-    back = _sha256(read_whole(location, rel))
+    atomic_write(at, data)
+    back = _sha256(read_whole(at))
     if back != digest:
         raise PromotionBlocked(
-            rel, "readback_mismatch", f"staged bytes read back as {back}, written as {digest}"
+            at.rel, "readback_mismatch", f"staged bytes read back as {back}, written as {digest}"
         )
-    return StagedFile(path=rel, sha256=digest, size=len(data))
+    return StagedFile(path=at.rel, sha256=digest, size=len(data))
 
 
 def promote_bytes(
     staged: StagedFile,
-    staged_location: Path,
-    target: Path,
+    read_staged: Callable[[], bytes],
+    open_target: Callable[[], Located],
     target_rel: str,
     expected_sha256: str,
     *,
     origin: Origin,
-    prepare: Callable[[], None] = lambda: None,
 ) -> FileRef:
-    """Verify ``staged`` and put its bytes at ``target``; ``prepare`` runs just before the
-    write (it makes the target's folders). Returns a readback-verified FileRef."""
+    """Verify ``staged`` (its bytes from ``read_staged``) and put them at the target.
+
+    ``open_target`` runs only after the verification: it makes the target's folders and
+    returns them open, and the target is written and read back inside that folder.
+    Returns a readback-verified FileRef.
+    """
     if expected_sha256 != staged.sha256:
         raise PromotionBlocked(
             target_rel,
@@ -173,7 +254,7 @@ def promote_bytes(
             f"expected sha256 {expected_sha256} but staged {staged.path!r} is {staged.sha256}",
         )
     try:
-        data = read_whole(staged_location, staged.path)
+        data = read_staged()
     except WorkspaceNotFoundError:
         raise PromotionBlocked(
             target_rel, "staged_missing", f"the staged candidate {staged.path!r} is gone"
@@ -186,16 +267,22 @@ def promote_bytes(
             f"staged {staged.path!r} now reads as {actual}, staged as {staged.sha256}",
         )
     try:
-        prepare()
-        atomic_write(target, data, rel=target_rel)
+        at = open_target()
     except OSError as exc:
         raise PromotionBlocked(target_rel, "write_failed", f"{type(exc).__name__}: {exc}") from exc
-    try:
-        back = read_whole(target, target_rel)
-    except (OSError, TaskCtxError) as exc:
-        raise PromotionBlocked(
-            target_rel, "readback_failed", f"{type(exc).__name__}: {exc}"
-        ) from exc
+    with at:
+        try:
+            atomic_write(at, data)
+        except OSError as exc:
+            raise PromotionBlocked(
+                target_rel, "write_failed", f"{type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            back = read_whole(at)
+        except (OSError, TaskCtxError) as exc:
+            raise PromotionBlocked(
+                target_rel, "readback_failed", f"{type(exc).__name__}: {exc}"
+            ) from exc
     if _sha256(back) != actual:
         raise PromotionBlocked(
             target_rel,

@@ -1,6 +1,9 @@
 """``TaskWorkspace``: an ordinary folder as the file boundary of one task execution.
 
-- Every caller path is confined (:mod:`taskctx_workspace.paths`) before any I/O.
+- Every caller path is confined (:mod:`taskctx_workspace.paths`) before any I/O, and
+  every file is reached through :mod:`taskctx_workspace.beneath`: opened component by
+  component from the root's descriptor, never following a link, so a folder swapped for
+  a symlink by a concurrent process is refused instead of followed out of the root.
 - ``read_only`` (the default) never modifies an existing external file: every write
   (new or existing path) lands in this execution's own area,
   ``.taskctx/files/<execution-id>/<path>``, and a read of a path missing externally
@@ -15,13 +18,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import stat
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +34,7 @@ from taskctx.model import Problem, Representation
 from taskctx.plugins import PluginHost
 from taskctx.protocols import FileIOHandler, ParsedDocument
 from taskctx_workspace import staging
+from taskctx_workspace.beneath import Base, Located, Root, read_all, require_support
 from taskctx_workspace.digests import DigestCache
 from taskctx_workspace.edits import replace_once
 from taskctx_workspace.errors import WorkspaceConflictError, WorkspaceNotFoundError
@@ -42,9 +44,8 @@ from taskctx_workspace.paths import (
     default_agent_root,
     normalize_prefix,
     normalize_relative,
-    open_regular,
     require_regular,
-    resolve_confined,
+    require_single_link,
     safe_name,
 )
 from taskctx_workspace.results import (
@@ -91,10 +92,15 @@ class TaskWorkspace:
     __slots__ = (
         "__weakref__",
         "_digests",
+        "_external_area",
+        "_fallback_area",
         "_handlers",
         "_hashed_closed",
         "_lock",
         "_parse_cache",
+        "_pinned",
+        "_staged_area",
+        "_swept",
         "execution_id",
         "host",
         "mode",
@@ -112,6 +118,7 @@ class TaskWorkspace:
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
+        require_support()
         path = Path(root)
         if not path.exists():
             if not create:
@@ -127,6 +134,15 @@ class TaskWorkspace:
             uuid.uuid4().hex if execution_id is None else safe_name(execution_id, "execution id")
         )
         self.state_dir: Path = self.root / STATE_DIR_NAME
+        self._pinned = Root.pin(self.root)
+        self._external_area: Base = self._pinned.base()
+        self._fallback_area: Base = self._pinned.area(
+            "files", self.execution_id, label="this execution's area"
+        )
+        self._staged_area: Base = self._pinned.area(
+            "staged", self.execution_id, label="this execution's staging area"
+        )
+        self._swept: set[tuple[int, int]] = set()
         self.host: PluginHost = host if host is not None else PluginHost.from_environment()
         self._handlers = HandlerRegistry(self.host.file_io_handlers())
         self._digests: DigestCache | None = None
@@ -164,46 +180,26 @@ class TaskWorkspace:
 
     # -- state under .taskctx/ -------------------------------------------------------
 
-    def _state(self, *parts: str, create: bool = True) -> Path:
-        """``.taskctx/<parts>``, made on demand; every level a real folder, no symlink."""
-        current = self.state_dir
-        for level in range(len(parts) + 1):
-            if level:
-                current = current / parts[level - 1]
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    current.mkdir()
-            try:
-                st = os.lstat(current)
-            except FileNotFoundError:
-                if create:
-                    raise
-                return self.state_dir.joinpath(*parts)
-            if not stat.S_ISDIR(st.st_mode):
-                raise PolicyError(
-                    f"workspace state {str(current)!r} refused: not a real folder (a symlink "
-                    "or a file stands where the workspace keeps its own state)"
-                )
-        return current
-
     def _digest_cache(self) -> DigestCache:
         with self._lock:
             if self._digests is None:
+                area = self._pinned.area("workspace", label="the workspace state")
                 try:
-                    db_path: Path | None = self._state("workspace") / "digests.db"
+                    db_path: Path | None = area.ensure() / "digests.db"
                 except OSError:
                     db_path = None  # a read-only folder: keep digests in memory
-                self._digests = DigestCache(db_path)
+                self._digests = DigestCache(db_path, folder=lambda: _opened(area))
             return self._digests
 
     def _parses(self) -> ParseCache:
         with self._lock:
             if self._parse_cache is None:
+                area = self._pinned.area("parsed", label="the workspace state")
                 try:
-                    directory: Path | None = self._state("parsed")
+                    directory: Path | None = area.ensure()
                 except OSError:
                     directory = None
-                self._parse_cache = ParseCache(directory)
+                self._parse_cache = ParseCache(directory, folder=lambda: _opened(area))
             return self._parse_cache
 
     @property
@@ -219,73 +215,88 @@ class TaskWorkspace:
 
     # -- locating files ------------------------------------------------------------------
 
-    def _external(self, rel: str) -> Path:
-        return resolve_confined(self.root, rel)
-
-    def _fallback(self, rel: str, *, create: bool) -> Path | None:
-        area = self._state("files", self.execution_id, create=create)
-        if not create and not area.is_dir():
-            return None
-        return resolve_confined(area, rel, forbid_state=False)
-
     @staticmethod
-    def _regular(real: Path, rel: str) -> os.stat_result | None:
-        """The stat of a regular file at ``real``; None if nothing is there."""
+    def _open_in(area: Base, rel: str) -> int | None:
+        """A descriptor of the regular file ``rel`` under ``area``; None if nothing is there."""
         try:
-            st = os.stat(real)
-        except (FileNotFoundError, NotADirectoryError):
+            with area.locate(rel) as at:
+                return at.open_regular()
+        except WorkspaceNotFoundError:
             return None
-        require_regular(rel, st)
-        return st
 
-    def _locate(self, rel: str, origin: ReadOrigin = "auto") -> tuple[Path, os.stat_result, Origin]:
+    def _open(self, rel: str, origin: ReadOrigin = "auto") -> tuple[int, os.stat_result, Origin]:
+        """The open file a read of ``rel`` finds (external first), its stat and origin."""
         if origin != "fallback":
-            external = self._external(rel)
-            st = self._regular(external, rel)
-            if st is not None:
-                return external, st, "external"
+            fd = self._open_in(self._external_area, rel)
+            if fd is not None:
+                return fd, os.fstat(fd), "external"
         if origin != "external":
-            fallback = self._fallback(rel, create=False)
-            st = self._regular(fallback, rel) if fallback is not None else None
-            if fallback is not None and st is not None:
-                return fallback, st, "fallback"
+            fd = self._open_in(self._fallback_area, rel)
+            if fd is not None:
+                return fd, os.fstat(fd), "fallback"
         where = {"auto": "", "external": " (external only)", "fallback": " (this execution's)"}
         raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace{where[origin]}")
 
-    def _write_target(self, rel: str, *, prepare: bool = True) -> tuple[Path, Origin]:
-        """Where a write of ``rel`` lands under the mode, checked; parents made if asked."""
-        external = self._external(rel)
-        self._regular(external, rel)  # a folder or special file there is refused
-        target: Path = external
-        origin: Origin = "external"
-        if self.mode == "read_only":
-            fallback = self._fallback(rel, create=True)
-            assert fallback is not None
-            self._regular(fallback, rel)
-            target, origin = fallback, "fallback"
-        if prepare:
-            self._make_parents(target, rel)
-        return target, origin
+    def _open_external(self, rel: str) -> int:
+        fd = self._open_in(self._external_area, rel)
+        if fd is None:
+            raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace")
+        return fd
 
     @staticmethod
-    def _make_parents(target: Path, rel: str) -> None:
+    def _check_target(area: Base, rel: str, *, written: bool) -> None:
+        """Refuse a folder or special file at ``rel`` (and a hard link if it is ``written``)."""
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise PolicyError(f"path {rel!r} refused: a parent of it is not a folder") from None
+            with area.locate(rel) as at:
+                st = at.stat()
+        except WorkspaceNotFoundError:
+            return
+        if st is not None:
+            require_regular(rel, st)
+            if written:
+                require_single_link(rel, st)
+
+    def _write_target(self, rel: str) -> tuple[Base, Origin]:
+        """The area a write of ``rel`` lands in under the mode, its target checked."""
+        self._check_target(self._external_area, rel, written=self.mode == "read_write")
+        if self.mode == "read_only":
+            self._check_target(self._fallback_area, rel, written=True)
+            return self._fallback_area, "fallback"
+        return self._external_area, "external"
+
+    def _open_target(self, area: Base, rel: str) -> Located:
+        """The target's folder, made and open, the target checked again; stale
+        temporary files of killed writers in that folder are removed (once per folder)."""
+        at = area.locate(rel, create_parents=True)
+        try:
+            st = at.stat()
+            if st is not None:
+                require_regular(rel, st)
+                require_single_link(rel, st)
+            self._sweep(at.dir_fd)
+        except BaseException:
+            at.close()
+            raise
+        return at
+
+    def _sweep(self, folder: int) -> None:
+        st = os.fstat(folder)
+        key = (st.st_dev, st.st_ino)
+        if key not in self._swept:
+            self._swept.add(key)
+            staging.sweep_stale(folder)
+
+    def _temp_seen(self, folder: int, name: str) -> None:
+        staging.remove_if_stale(folder, name)
 
     # -- reading ---------------------------------------------------------------------
 
     def read_bytes(self, rel_path: str, *, origin: ReadOrigin = "auto") -> bytes:
         """All bytes of a confined regular file (external first, then this execution's)."""
         rel = normalize_relative(rel_path)
-        real, _, _ = self._locate(rel, origin)
-        return staging.read_whole(real, rel)
-
-    def _head(self, real: Path, rel: str) -> bytes:
-        fd = open_regular(real, rel)
+        fd, _, _ = self._open(rel, origin)
         try:
-            return os.read(fd, HEAD_BYTES)
+            return read_all(fd)
         finally:
             os.close(fd)
 
@@ -302,8 +313,16 @@ class TaskWorkspace:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be >= 0 or None, not {limit}")
         rel = normalize_relative(path)
-        real, st, found = self._locate(rel, origin)
-        decision = classify(rel, head=self._head(real, rel))
+        fd, st, found = self._open(rel, origin)
+        try:
+            return self._read_open(fd, st, found, rel, limit)
+        finally:
+            os.close(fd)
+
+    def _read_open(
+        self, fd: int, st: os.stat_result, found: Origin, rel: str, limit: int | None
+    ) -> FileResult:
+        decision = classify(rel, head=os.pread(fd, HEAD_BYTES, 0))
         facts: dict[str, Any] = {
             "path": rel,
             "size": st.st_size,
@@ -311,7 +330,7 @@ class TaskWorkspace:
             "origin": found,
         }
         if decision.media_class is MediaClass.TEXT:
-            data = staging.read_whole(real, rel)  # the digest is of exactly these bytes
+            data = read_all(fd)  # the digest is of exactly these bytes
             facts.update(sha256=_sha256(data), size=len(data))
             try:
                 text = decode_text(data)
@@ -320,9 +339,9 @@ class TaskWorkspace:
             return text_result(facts, text, limit, Representation.TEXT)
         # documents and binaries: the digest by stamp, the bytes only on a parse-cache miss
         digest = (
-            self.stamp_digest(rel, st)
+            self._digest_cache().digest(rel, lambda: os.dup(fd), stamp_of(st))
             if found == "external"
-            else _sha256(staging.read_whole(real, rel))
+            else _sha256(read_all(fd))
         )
         facts["sha256"] = digest
         if decision.media_class is MediaClass.DOCUMENT:
@@ -330,9 +349,7 @@ class TaskWorkspace:
             if handler is None:
                 return reference_only(facts, handler_missing(rel, decision.media_type))
             try:
-                parsed = self._parses().parsed(
-                    digest, handler, rel, lambda: staging.read_whole(real, rel)
-                )
+                parsed = self._parses().parsed(digest, handler, rel, lambda: read_all(fd))
             except MediaError as exc:
                 return reference_only(facts, Problem(code=exc.code, message=str(exc)))
             result = text_result(facts, parsed.text, limit, Representation.PARSED_TEXT)
@@ -350,8 +367,14 @@ class TaskWorkspace:
         handler's own (``encrypted``, ``parse_failed``, ``no_text``, ...).
         """
         rel = normalize_relative(rel_path)
-        real, st, found = self._locate(rel)
-        decision = classify(rel, head=self._head(real, rel))
+        fd, st, found = self._open(rel)
+        try:
+            return self._parsed_open(fd, st, found, rel)
+        finally:
+            os.close(fd)
+
+    def _parsed_open(self, fd: int, st: os.stat_result, found: Origin, rel: str) -> ParsedDocument:
+        decision = classify(rel, head=os.pread(fd, HEAD_BYTES, 0))
         if not decision.needs_handler:
             raise MediaError(
                 f"{rel} is {decision.media_type} ({decision.media_class.value}), not a document",
@@ -361,8 +384,12 @@ class TaskWorkspace:
         if handler is None:
             problem = handler_missing(rel, decision.media_type)
             raise MediaError(problem.message, code=problem.code)
-        digest = self.stamp_digest(rel, st) if found == "external" else None
-        return self._parses().parsed(digest, handler, rel, lambda: staging.read_whole(real, rel))
+        digest = (
+            self._digest_cache().digest(rel, lambda: os.dup(fd), stamp_of(st))
+            if found == "external"
+            else None
+        )
+        return self._parses().parsed(digest, handler, rel, lambda: read_all(fd))
 
     # -- walking and digests ---------------------------------------------------------------
 
@@ -378,18 +405,29 @@ class TaskWorkspace:
         files of atomic writes, special files, folder symlinks, file symlinks that escape
         the root, loop or enter ``.taskctx/``, and hidden names unless ``include_hidden``.
         ``prefix`` is a plain string prefix of the relative paths; a folder that cannot
-        be read is reported to ``on_error``.
+        be read is reported to ``on_error``. In ``read_write`` mode the walk removes the
+        stale temporary files of killed writers it meets.
         """
-        return walk(self.root, include_hidden=include_hidden, prefix=prefix, on_error=on_error)
+        return walk(
+            self._pinned,
+            include_hidden=include_hidden,
+            prefix=prefix,
+            on_error=on_error,
+            on_temp=self._temp_handler(),
+        )
+
+    def _temp_handler(self) -> Callable[[int, str], None] | None:
+        """In read-write mode, walks remove the temporary files killed writers left."""
+        return self._temp_seen if self.mode == "read_write" else None
 
     def stamps(self) -> dict[str, tuple[int, int, int, int]]:
         """Every file's (size, mtime_ns, inode, ctime_ns), hidden files included: one stat walk."""
-        return walk_stamps(self.root, include_hidden=True)
+        return walk_stamps(self._pinned, include_hidden=True, on_temp=self._temp_handler())
 
     def stamp_digest(self, rel_path: str, stat: FileStat | os.stat_result) -> str:
         """The sha256 of an external file, from the cache when ``stat``'s stamp matches."""
         rel = normalize_relative(rel_path)
-        return self._digest_cache().digest(rel, self._external(rel), stamp_of(stat))
+        return self._digest_cache().digest(rel, lambda: self._open_external(rel), stamp_of(stat))
 
     def digest_batch(self) -> AbstractContextManager[None]:
         """Group digest-cache writes of one scan into one transaction."""
@@ -402,11 +440,14 @@ class TaskWorkspace:
         with cache.batch():
             for st in self.iter_entries(include_hidden=include_hidden, prefix=prefix):
                 try:
-                    real = self._external(st.path)
-                    digest = cache.digest(st.path, real, st.stamp)
-                    decision = classify(st.path, head=self._head(real, st.path))
+                    fd = self._open_external(st.path)
                 except (FileNotFoundError, PolicyError):
                     continue  # gone or replaced by something refused since the walk
+                try:
+                    digest = cache.digest(st.path, lambda: os.dup(fd), st.stamp)  # noqa: B023
+                    decision = classify(st.path, head=os.pread(fd, HEAD_BYTES, 0))
+                finally:
+                    os.close(fd)
                 handled = decision.needs_handler and (
                     self.file_io_handler_for(st.path, decision.media_type) is not None
                 )
@@ -449,8 +490,9 @@ class TaskWorkspace:
         """Write ``content`` (str as UTF-8) atomically where the mode says (see module doc)."""
         rel = normalize_relative(path)
         data = _encode(content)
-        target, origin = self._write_target(rel)
-        staging.atomic_write(target, data, rel=rel)
+        area, origin = self._write_target(rel)
+        with self._open_target(area, rel) as at:
+            staging.atomic_write(at, data)
         return FileRef(path=rel, sha256=_sha256(data), size=len(data), origin=origin)
 
     def edit_file(
@@ -465,11 +507,15 @@ class TaskWorkspace:
         rel = normalize_relative(path)
         source: ReadOrigin = "external" if self.mode == "read_write" else "auto"
         if self.mode == "read_only":
-            fallback = self._fallback(rel, create=False)
-            if fallback is not None and self._regular(fallback, rel) is not None:
+            copy = self._open_in(self._fallback_area, rel)
+            if copy is not None:
+                os.close(copy)
                 source = "fallback"
-        real, _, found = self._locate(rel, source)
-        data = staging.read_whole(real, rel)
+        fd, _, found = self._open(rel, source)
+        try:
+            data = read_all(fd)
+        finally:
+            os.close(fd)
         digest = _sha256(data)
         if expected_sha256 is not None and expected_sha256 != digest:
             raise WorkspaceConflictError(
@@ -481,9 +527,10 @@ class TaskWorkspace:
             )
         media = classify(rel, head=data[:HEAD_BYTES])
         updated = replace_once(data, old, new, rel=rel, media=media)
-        target, origin = self._write_target(rel)
+        area, origin = self._write_target(rel)
         current = digest if found == origin else None  # checked again just before replace
-        staging.atomic_write(target, updated, rel=rel, expected_current=current)
+        with self._open_target(area, rel) as at:
+            staging.atomic_write(at, updated, expected_current=current)
         return FileRef(path=rel, sha256=_sha256(updated), size=len(updated), origin=origin)
 
     # -- staged delivery ---------------------------------------------------------------
@@ -491,11 +538,10 @@ class TaskWorkspace:
     def stage(self, path: str, content: str | bytes) -> StagedFile:
         """Write a candidate under ``.taskctx/staged/<execution-id>/`` and read it back."""
         rel = normalize_relative(path)
-        area = self._state("staged", self.execution_id)
-        location = resolve_confined(area, rel, forbid_state=False)
-        self._regular(location, rel)
-        self._make_parents(location, rel)
-        return staging.stage_bytes(location, rel, _encode(content))
+        data = _encode(content)
+        self._check_target(self._staged_area, rel, written=True)
+        with self._open_target(self._staged_area, rel) as at:
+            return staging.stage_bytes(at, data)
 
     def promote(self, staged: StagedFile, target: str, expected_sha256: str) -> FileRef:
         """Verify ``staged`` and deliver it to ``target`` atomically, read back whole.
@@ -505,18 +551,26 @@ class TaskWorkspace:
         """
         rel = normalize_relative(target)
         staged_rel = normalize_relative(staged.path)
-        area = self._state("staged", self.execution_id)
-        location = resolve_confined(area, staged_rel, forbid_state=False)
-        destination, origin = self._write_target(rel, prepare=False)
+        area, origin = self._write_target(rel)
+
+        def read_staged() -> bytes:
+            with self._staged_area.locate(staged_rel) as at:
+                return at.read()
+
         return staging.promote_bytes(
             staged,
-            location,
-            destination,
+            read_staged,
+            lambda: self._open_target(area, rel),
             rel,
             expected_sha256,
             origin=origin,
-            prepare=lambda: self._make_parents(destination, rel),
         )
+
+
+def _opened(area: Base) -> int:
+    fd = area.open(create=True)
+    assert fd is not None
+    return fd
 
 
 def _not_hidden(path: str) -> bool:
