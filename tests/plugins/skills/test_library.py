@@ -184,13 +184,18 @@ def test_a_symlinked_folder_inside_a_skill_is_refused(lib: Path, tmp_path: Path)
 
 
 def test_a_skill_folder_that_is_a_symlink_is_not_bound(lib: Path, tmp_path: Path) -> None:
-    """A skill folder that is itself a symlink to a valid skill elsewhere is refused."""
+    """A skill folder that is itself a symlink to a valid skill elsewhere is listed as
+    invalid (never followed), and binding it is refused with the same message."""
     write_skill(tmp_path / "elsewhere", "linked", "A skill outside the library.")
     os.symlink(tmp_path / "elsewhere" / "linked", lib / "linked", target_is_directory=True)
     library = SkillLibrary(lib, trusted=[*ALL, "linked"])
-    assert "linked" not in [e.folder for e in library.discover()]
-    with pytest.raises((PolicyError, NotFoundError)):
+    message = "the skill folder is a symlink (not followed, not allowed)"
+    entry = next(e for e in library.discover() if e.folder == "linked")
+    assert (entry.name, entry.valid, entry.problems) == (None, False, (message,))
+    assert library.validate("linked") == [message]
+    with pytest.raises(SkillValidationError) as raised:
         library.bind("linked")
+    assert raised.value.messages == (message,)
     assert store_files(lib) == []
 
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
         SkillValidationError,
     )
     from taskctx_skills.library import SkillLibrary
-    from taskctx_skills.snapshot import SkillLimits
+    from taskctx_skills.limits import SkillLimits
     from taskctx_skills.source import SkillSource
     from taskctx_skills.values import BoundSkill, SkillEntry, SkillFile
 
@@ -23,7 +23,7 @@ _EXPORTS: dict[str, str] = {
     "SkillEntry": "taskctx_skills.values",
     "SkillFile": "taskctx_skills.values",
     "SkillLibrary": "taskctx_skills.library",
-    "SkillLimits": "taskctx_skills.snapshot",
+    "SkillLimits": "taskctx_skills.limits",
     "SkillRevisionNotFoundError": "taskctx_skills.errors",
     "SkillSource": "taskctx_skills.source",
     "SkillStoreError": "taskctx_skills.errors",

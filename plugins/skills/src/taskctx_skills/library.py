@@ -1,6 +1,7 @@
 """``SkillLibrary``: a folder of Agent Skills, an allowlist, and pinned bindings.
 
-Discovery reads only each skill's front matter (the metadata layer). Binding takes a
+Discovery reads only each skill's front matter (the metadata layer), under the same
+limits and no-follow rule as binding (:mod:`taskctx_skills.discovery`). Binding takes a
 whole skill folder as one consistent, validated set of bytes, keeps it in the
 content-addressed store under ``<root>/.taskctx/skills/`` and pins it at its
 ``revision_ref``; from then on the binding reads the store, never the folder.
@@ -9,14 +10,17 @@ content-addressed store under ``<root>/.taskctx/skills/`` and pins it at its
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
 
 from taskctx.errors import NotFoundError, PolicyError
+from taskctx_skills import discovery
 from taskctx_skills.errors import SkillValidationError
-from taskctx_skills.snapshot import SKILL_FILES, SkillLimits, read_metadata, take_snapshot
+from taskctx_skills.limits import SkillLimits
+from taskctx_skills.snapshot import take_snapshot
 from taskctx_skills.source import SkillSource
 from taskctx_skills.store import BindingEntry, SkillStore
 from taskctx_skills.values import BoundSkill, SkillEntry
@@ -63,37 +67,20 @@ class SkillLibrary:
         if not self.root.is_dir():
             raise NotFoundError(f"skill library {self.root} is not a folder")
         self.trusted = _trust_table(trusted)
-        self.store = SkillStore(Path(store) if store else self.root / ".taskctx" / "skills")
         self.limits = limits or SkillLimits()
+        self.store = SkillStore(
+            Path(store) if store else self.root / ".taskctx" / "skills", self.limits
+        )
 
     # -- discovery (metadata layer only) ------------------------------------------------
 
     def discover(self) -> tuple[SkillEntry, ...]:
-        """Every skill folder under the root, by folder name: metadata, trust, validity."""
-        entries = []
-        with os.scandir(self.root) as found:
-            folders = sorted(e.name for e in found if e.is_dir(follow_symlinks=False))
-        for folder in folders:
-            if folder.startswith("."):
-                continue
-            path = self.root / folder
-            skill_md = next((path / n for n in SKILL_FILES if (path / n).is_file()), None)
-            if skill_md is None:
-                continue
-            metadata, problems = read_metadata(path, skill_md.read_bytes())
-            name = metadata.get("name")
-            description = metadata.get("description")
-            entries.append(
-                SkillEntry(
-                    folder=folder,
-                    name=str(name) if name is not None else None,
-                    description=str(description) if description is not None else None,
-                    trusted=folder in self.trusted,
-                    valid=not problems,
-                    problems=tuple(problems),
-                )
-            )
-        return tuple(entries)
+        """Every skill folder under the root, by folder name: metadata, trust, validity.
+
+        Reads each ``SKILL.md`` without following links and within ``limits``; a skill
+        refused by either is listed as invalid, with a message naming the rule or limit.
+        """
+        return discovery.discover(self.root, self.trusted, self.limits)
 
     def validate(self, name: str) -> list[str]:
         """The validator's messages for skill ``name`` (empty: valid)."""
@@ -109,7 +96,11 @@ class SkillLibrary:
         if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
             raise PolicyError(f"{name!r} is not a skill name (a folder directly under the library)")
         path = self.root / name
-        if not path.is_dir() or path.is_symlink():
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            mode = 0
+        if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):  # a symlink is refused by reading
             raise NotFoundError(f"no skill folder {name!r} in the skill library {self.root}")
         return path
 

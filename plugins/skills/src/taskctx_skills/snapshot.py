@@ -5,6 +5,11 @@ parsed by ``skills_ref.parser.parse_frontmatter`` and checked by
 ``skills_ref.validator.validate_metadata`` (the reference implementation of the Agent
 Skills spec), and only a valid skill becomes a :class:`~taskctx_skills.values.BoundSkill`.
 A folder that changes while it is read is read again; one that keeps changing fails.
+
+The folder is opened from the library root, and every folder and file in it from its
+parent's descriptor, never through a symlink (:mod:`taskctx_skills.files`); a first
+pass lists and checks the :class:`~taskctx_skills.limits.SkillLimits`, a second lists
+again and reads, so no byte is read from a skill the limits refuse.
 """
 
 from __future__ import annotations
@@ -15,18 +20,27 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
-from skills_ref.errors import ParseError
-from skills_ref.parser import parse_frontmatter
-from skills_ref.validator import validate_metadata
 
 from taskctx.errors import TaskCtxError
 from taskctx_skills.errors import SkillValidationError
+from taskctx_skills.files import (
+    ChangedPathError,
+    RefusedPathError,
+    Stamp,
+    not_regular,
+    open_directory,
+    open_folder,
+    read_regular,
+    stamp_of,
+)
+from taskctx_skills.frontmatter import read_metadata
+from taskctx_skills.limits import SkillLimits
 from taskctx_skills.values import BoundSkill, SkillFile, resource_kind
 
 __all__ = [
+    "SKILL_FILES",
     "SkillLimits",
     "SkillSnapshot",
     "build_skill",
@@ -36,15 +50,8 @@ __all__ = [
 ]
 
 SKILL_FILES = ("SKILL.md", "skill.md")
-
-
-@attrs.define(frozen=True, slots=True)
-class SkillLimits:
-    """Bounds on one skill folder: more files or bytes than this are refused."""
-
-    max_files: int = 2_000
-    max_file_bytes: int = 16 * 1024 * 1024
-    max_total_bytes: int = 64 * 1024 * 1024
+FOLDER_LABEL = "the skill folder"
+"""How messages name the skill folder itself."""
 
 
 @attrs.define(frozen=True, slots=True)
@@ -62,87 +69,162 @@ def revision_of(files: tuple[SkillFile, ...]) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def read_metadata(folder: Path, data: bytes) -> tuple[dict[str, Any], list[str]]:
-    """Front matter of ``SKILL.md`` bytes and the validator's messages (empty: valid)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return {}, [f"SKILL.md is not UTF-8: {exc}"]
-    try:
-        metadata, _ = parse_frontmatter(text)
-    except ParseError as exc:
-        return {}, [str(exc)]
-    return metadata, list(validate_metadata(metadata, folder))
-
-
 def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _walk(folder: Path, limits: SkillLimits) -> list[tuple[str, Path, tuple[int, int, int]]]:
-    """Regular files of ``folder`` (hidden entries skipped) with their stamps, by path.
+class _Changed(Exception):
+    """The folder changed while it was walked or read."""
 
-    Symlinks and special files are refused: a trusted skill must not reach outside its
-    own folder.
+
+@attrs.define(slots=True)
+class _Walk:
+    """One pass over a skill folder: its regular files by path with their stamps.
+
+    With ``blobs`` set, each file is read as the pass reaches it, through the folder
+    descriptors of this pass, and must still be the file the listing stamped.
     """
-    found: list[tuple[str, Path, tuple[int, int, int]]] = []
-    problems: list[str] = []
-    total = 0
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                if _hidden(entry.name):
-                    continue
-                relative = Path(entry.path).relative_to(folder).as_posix()
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISLNK(info.st_mode):
-                    problems.append(f"{relative} is a symlink (not followed, not allowed)")
-                elif stat.S_ISDIR(info.st_mode):
-                    stack.append(Path(entry.path))
-                elif stat.S_ISREG(info.st_mode):
-                    if info.st_size > limits.max_file_bytes:
-                        problems.append(
-                            f"{relative} is {info.st_size} bytes, over the "
-                            f"{limits.max_file_bytes}-byte file limit"
-                        )
-                    total += info.st_size
-                    found.append(
-                        (relative, Path(entry.path), (info.st_mtime_ns, info.st_size, info.st_ino))
+
+    skill: str
+    limits: SkillLimits
+    blobs: dict[str, bytes] | None = None
+    found: dict[str, Stamp] = attrs.field(factory=dict)
+    problems: list[str] = attrs.field(factory=list)
+    entries: int = 0
+    total: int = 0
+
+    def visit(self, dir_fd: int, prefix: str, depth: int) -> None:
+        """Walk the folder ``dir_fd`` (at ``prefix`` inside the skill) and its subfolders."""
+        folders: list[str] = []
+        with os.scandir(dir_fd) as listing:
+            for entry in listing:
+                self.entries += 1
+                if self.entries > self.limits.max_entries:
+                    raise SkillValidationError(
+                        self.skill,
+                        [
+                            f"more than {self.limits.max_entries} entries (files and folders, "
+                            "hidden ones included), over the entry limit"
+                        ],
                     )
-                else:
-                    problems.append(f"{relative} is not a regular file")
-    if len(found) > limits.max_files:
-        problems.append(f"{len(found)} files, over the limit of {limits.max_files}")
-    if total > limits.max_total_bytes:
-        problems.append(f"{total} bytes in all, over the limit of {limits.max_total_bytes}")
-    if problems:
-        raise SkillValidationError(folder.name, problems)
-    return sorted(found)
+                if not _hidden(entry.name):
+                    self._entry(dir_fd, prefix, entry, folders)
+        for name in sorted(folders):
+            relative = prefix + name
+            if depth >= self.limits.max_depth:
+                self.problems.append(
+                    f"{relative} is nested {depth + 1} folders deep, over the "
+                    f"{self.limits.max_depth}-folder depth limit"
+                )
+                continue
+            try:
+                with open_folder(dir_fd, name, relative) as inner:
+                    self.visit(inner, relative + "/", depth + 1)
+            except (FileNotFoundError, RefusedPathError) as exc:
+                raise _Changed(str(exc)) from None
+
+    def _entry(self, dir_fd: int, prefix: str, entry: os.DirEntry[str], folders: list[str]) -> None:
+        relative = prefix + entry.name
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            raise _Changed(relative) from None
+        except OSError as exc:
+            self.problems.append(f"{relative} cannot be read: {exc.strerror}")
+            return
+        if stat.S_ISDIR(info.st_mode):
+            if relative in SKILL_FILES:
+                self.problems.append(not_regular(relative, info.st_mode))
+            folders.append(entry.name)
+        elif not stat.S_ISREG(info.st_mode):
+            self.problems.append(not_regular(relative, info.st_mode))
+        elif info.st_size > self.limits.max_file_bytes:
+            self.problems.append(
+                f"{relative} is {info.st_size} bytes, over the "
+                f"{self.limits.max_file_bytes}-byte file limit"
+            )
+        else:
+            self.total += info.st_size
+            self.found[relative] = stamp_of(info)
+            if self.blobs is not None and not self.problems:
+                self._read(dir_fd, entry.name, relative)
+
+    def _read(self, dir_fd: int, name: str, relative: str) -> None:
+        assert self.blobs is not None
+        if len(self.found) > self.limits.max_files or self.total > self.limits.max_total_bytes:
+            return  # refused once the pass ends; read nothing more
+        try:
+            data, stamp = read_regular(dir_fd, name, relative, self.limits.max_file_bytes)
+        except (FileNotFoundError, ChangedPathError) as exc:
+            raise _Changed(str(exc)) from None
+        except RefusedPathError as exc:
+            self.problems.append(str(exc))
+            return
+        if stamp != self.found[relative]:
+            raise _Changed(f"{relative} changed while it was read")
+        self.blobs[relative] = data
+
+    def check(self) -> None:
+        """Raise SkillValidationError with every problem of the pass and every limit passed."""
+        problems = list(self.problems)
+        if len(self.found) > self.limits.max_files:
+            problems.append(f"{len(self.found)} files, over the limit of {self.limits.max_files}")
+        if self.total > self.limits.max_total_bytes:
+            problems.append(
+                f"{self.total} bytes in all, over the limit of {self.limits.max_total_bytes}"
+            )
+        if problems:
+            raise SkillValidationError(self.skill, problems)
 
 
-def _read_once(folder: Path, limits: SkillLimits) -> dict[str, bytes] | None:
-    """Every file's bytes, or None when the folder changed while it was read."""
-    before = _walk(folder, limits)
-    blobs = {relative: path.read_bytes() for relative, path, _ in before}
-    after = _walk(folder, limits)
+def _walk(
+    folder_fd: int, skill: str, limits: SkillLimits, blobs: dict[str, bytes] | None
+) -> dict[str, Stamp]:
+    walk = _Walk(skill, limits, blobs)
+    walk.visit(folder_fd, "", 0)
+    walk.check()
+    return walk.found
+
+
+def _read_once(folder_fd: int, skill: str, limits: SkillLimits) -> dict[str, bytes] | None:
+    """Every file's bytes, or None when the folder changed while it was read.
+
+    A first pass lists and checks; a second lists again and reads each file through the
+    descriptors of its own folders, never by path, so no swapped-in symlink is followed.
+    """
+    blobs: dict[str, bytes] = {}
+    try:
+        before = _walk(folder_fd, skill, limits, None)
+        after = _walk(folder_fd, skill, limits, blobs)
+    except _Changed:
+        return None
     return blobs if before == after else None
 
 
 def take_snapshot(
     folder: Path, limits: SkillLimits | None = None, attempts: int = 3
 ) -> SkillSnapshot:
-    """Read, validate and digest the skill in ``folder``; raise if it is not a valid skill."""
+    """Read, validate and digest the skill in ``folder``; raise if it is not a valid skill.
+
+    ``folder``'s parent (the library root) is opened by path; the folder itself and
+    everything in it are never reached through a symlink.
+    """
     limits = limits or SkillLimits()
-    if not folder.is_dir():
-        raise SkillValidationError(folder.name, [f"Not a directory: {folder}"])
-    for _ in range(attempts):
-        blobs = _read_once(folder, limits)
-        if blobs is not None:
-            break
-    else:
-        raise TaskCtxError(f"skill folder {folder} kept changing while it was read")
+    try:
+        with (
+            open_directory(folder.parent) as parent,
+            open_folder(parent, folder.name, FOLDER_LABEL) as folder_fd,
+        ):
+            for _ in range(attempts):
+                blobs = _read_once(folder_fd, folder.name, limits)
+                if blobs is not None:
+                    break
+            else:
+                raise TaskCtxError(f"skill folder {folder} kept changing while it was read")
+    except FileNotFoundError:
+        raise SkillValidationError(folder.name, [f"Not a directory: {folder}"]) from None
+    except RefusedPathError as exc:
+        raise SkillValidationError(folder.name, [str(exc)]) from None
     files = tuple(
         SkillFile(
             path=relative,
@@ -155,17 +237,19 @@ def take_snapshot(
     skill_md = next((name for name in SKILL_FILES if name in blobs), None)
     if skill_md is None:
         raise SkillValidationError(folder.name, ["Missing required file: SKILL.md"])
-    skill = build_skill(folder.name, files, blobs[skill_md])
+    skill = build_skill(folder.name, files, blobs[skill_md], limits)
     return SkillSnapshot(skill=skill, blobs=blobs)
 
 
-def build_skill(folder: str, files: tuple[SkillFile, ...], skill_md: bytes) -> BoundSkill:
+def build_skill(
+    folder: str, files: tuple[SkillFile, ...], skill_md: bytes, limits: SkillLimits | None = None
+) -> BoundSkill:
     """The pinned skill of ``files``, its metadata layer read from the SKILL.md bytes.
 
     The store calls this too, so a manifest edited on disk cannot change what a
     binding discloses: name, description and the optional fields come from the blob.
     """
-    metadata, problems = read_metadata(Path(folder), skill_md)
+    metadata, problems = read_metadata(Path(folder), skill_md, limits)
     if problems:
         raise SkillValidationError(folder, problems)
     raw_meta = metadata.get("metadata")

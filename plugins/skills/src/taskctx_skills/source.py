@@ -33,6 +33,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.sections import markdown_sections
+from taskctx_skills.discovery import is_listed
 from taskctx_skills.errors import SkillRevisionNotFoundError
 from taskctx_skills.store import BindingEntry
 from taskctx_skills.values import BoundSkill, ResourceKind, SkillFile
@@ -200,8 +201,7 @@ class SkillSource:
         name, _, inner = ref.path.partition("/")
         skill = self.skills.get(name)
         if skill is None:
-            known = {e.folder for e in self.library.discover()}
-            if name in known:
+            if is_listed(self.library.root, name):
                 raise PolicyError(
                     f"skill {name!r} is not bound to this source (bound: "
                     f"{', '.join(sorted(self.skills)) or 'none'}); bind it through a trusted "

@@ -9,7 +9,9 @@ Layout under ``<library>/.taskctx/skills/``::
 Every name is the digest of what it holds, so nothing is ever rewritten: a write goes
 to a temporary sibling, is fsynced and renamed into place, blobs before the manifest
 that names them. A crash mid-write leaves at most an unnamed temporary file or an
-unreferenced blob, never a manifest whose bytes are missing. Reads verify the digest.
+unreferenced blob, never a manifest whose bytes are missing. Reads verify the digest,
+and never follow a symlink below the store root nor read a special file or more bytes
+than a bound (a blob: ``SkillLimits.max_file_bytes``; a manifest: 64 MiB).
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ from taskctx_skills.errors import (
     SkillStoreError,
     SkillValidationError,
 )
+from taskctx_skills.files import RefusedPathError, read_beneath
+from taskctx_skills.limits import SkillLimits
 from taskctx_skills.snapshot import build_skill, revision_of
 from taskctx_skills.values import BoundSkill
 
-__all__ = ["BindingEntry", "SkillStore"]
+__all__ = ["MAX_MANIFEST_BYTES", "BindingEntry", "SkillStore"]
+
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+"""The most a revision or binding manifest may hold (2,000 files with long paths: ~10 MB)."""
 
 
 @attrs.define(frozen=True, slots=True)
@@ -83,10 +90,21 @@ class SkillStore:
     """Content-addressed blobs, skill revisions and bindings of one library."""
 
     root: Path
+    limits: SkillLimits = attrs.field(factory=SkillLimits)
+
+    def _object_parts(self, digest: str) -> tuple[str, str, str]:
+        value = _hex(digest)
+        return ("objects", value[:2], value[2:])
 
     def _object(self, digest: str) -> Path:
-        value = _hex(digest)
-        return self.root / "objects" / value[:2] / value[2:]
+        return self.root.joinpath(*self._object_parts(digest))
+
+    def _read(self, parts: tuple[str, ...], limit: int) -> bytes:
+        """The bytes of a store file; FileNotFoundError when it is not there."""
+        try:
+            return read_beneath(self.root, parts, limit)
+        except RefusedPathError as exc:
+            raise SkillStoreError(f"skill store {self.root}: {exc}: tampered with") from None
 
     def put_blob(self, data: bytes) -> str:
         """Store ``data``; return its ``sha256:`` digest."""
@@ -98,7 +116,7 @@ class SkillStore:
         """The bytes named ``digest``, verified; raise if missing or tampered with."""
         path = self._object(digest)
         try:
-            data = path.read_bytes()
+            data = self._read(self._object_parts(digest), self.limits.max_file_bytes)
         except FileNotFoundError:
             raise SkillRevisionNotFoundError(
                 f"blob {digest} is missing from the skill store {self.root}"
@@ -121,14 +139,17 @@ class SkillStore:
             self._revision_path(skill.revision_ref), _canonical(skill.model_dump(mode="json"))
         )
 
+    def _revision_parts(self, revision_ref: str) -> tuple[str, str]:
+        return ("revisions", f"{_hex(revision_ref)}.json")
+
     def _revision_path(self, revision_ref: str) -> Path:
-        return self.root / "revisions" / f"{_hex(revision_ref)}.json"
+        return self.root.joinpath(*self._revision_parts(revision_ref))
 
     def skill(self, revision_ref: str) -> BoundSkill:
         """The skill pinned at ``revision_ref``; raise loudly when the store lost it."""
         path = self._revision_path(revision_ref)
         try:
-            raw = path.read_bytes()
+            raw = self._read(self._revision_parts(revision_ref), MAX_MANIFEST_BYTES)
         except FileNotFoundError:
             raise SkillRevisionNotFoundError(
                 f"skill revision {revision_ref} is not in the skill store {self.root} "
@@ -141,7 +162,9 @@ class SkillStore:
         if revision_of(skill.files) != revision_ref:
             raise SkillStoreError(f"skill revision manifest {path} does not match its name")
         try:
-            rebuilt = build_skill(skill.name, skill.files, self.blob(skill.skill_md.sha256))
+            rebuilt = build_skill(
+                skill.name, skill.files, self.blob(skill.skill_md.sha256), self.limits
+            )
         except SkillValidationError as exc:
             raise SkillStoreError(f"skill revision manifest {path} is damaged: {exc}") from None
         if rebuilt != skill:
@@ -166,9 +189,10 @@ class SkillStore:
 
     def binding(self, revision: str) -> tuple[BindingEntry, ...]:
         """The skills of the binding stored at ``revision``; raise loudly when it is gone."""
-        path = self.root / "bindings" / f"{_hex(revision)}.json"
+        parts = ("bindings", f"{_hex(revision)}.json")
+        path = self.root.joinpath(*parts)
         try:
-            raw = path.read_bytes()
+            raw = self._read(parts, MAX_MANIFEST_BYTES)
         except FileNotFoundError:
             raise SkillRevisionNotFoundError(
                 f"skill binding {revision} is not in the skill store {self.root}"
