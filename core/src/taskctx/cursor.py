@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from taskctx.errors import CursorError
+from taskctx.jsonsafe import check_json_depth
 
 __all__ = [
     "MAX_CURSOR_TTL",
@@ -139,6 +140,7 @@ class CursorSigner:
 
     def issue(self, body: dict[str, Any], ttl_seconds: float) -> str:
         """Sign ``body`` with an expiry ``ttl_seconds`` from now (see :func:`check_ttl`)."""
+        check_json_depth(body, "cursor body")
         payload = dict(body, exp=time.time() + check_ttl(ttl_seconds, "ttl_seconds"))
         raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
         return f"{_b64encode(raw)}.{_b64encode(self._sign(raw))}"

@@ -19,6 +19,7 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from taskctx.errors import PolicyError
+from taskctx.jsonsafe import check_json_depth
 from taskctx.model import FrozenModel
 
 __all__ = ["REGEX_PREFIX", "HostPolicy", "RunConfiguration"]
@@ -355,9 +356,14 @@ class RunConfiguration(FrozenModel):
     @field_validator("extensions", mode="plain")
     @classmethod
     def _frozen_extensions(cls, value: object) -> Mapping[str, Any]:
-        return _FrozenJSONDict(
-            {key: _freeze_json(item, key, set()) for key, item in _iter_extension_items(value)}
-        )
+        frozen: dict[str, object] = {}
+        for key, item in _iter_extension_items(value):
+            try:
+                check_json_depth(item, f"extension value at {key}")
+            except TypeError as exc:  # _freeze_json recurses: bound its depth first
+                raise PolicyError(str(exc)) from None
+            frozen[key] = _freeze_json(item, key, set())
+        return _FrozenJSONDict(frozen)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the HostPolicy from the (already canonical) allowed hosts."""
