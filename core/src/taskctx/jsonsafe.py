@@ -21,6 +21,7 @@ __all__ = ["MAX_JSON_DEPTH", "check_json_depth", "check_json_text_depth", "loads
 MAX_JSON_DEPTH = 100
 """The most arrays and objects a JSON value may nest (``[[1]]`` nests 2)."""
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
@@ -40,7 +41,26 @@ def check_json_depth(value: object, what: str, *, limit: int = MAX_JSON_DEPTH) -
     """
     if not isinstance(value, (Mapping, list, tuple)):
         return
-    on_path: set[int] = set()  # containers between the root and the one being walked
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            _refuse_too_deep(value, what, limit)
+        children = item.values() if type(item) is dict or isinstance(item, Mapping) else item
+        for child in children:
+            if child.__class__ in _SCALARS:  # the common case, without an ABC check
+                continue
+            if isinstance(child, (Mapping, list, tuple)):
+                stack.append((child, depth + 1))
+
+
+def _refuse_too_deep(value: object, what: str, limit: int) -> None:
+    """Raise for a value found too deep: say whether it is deep or contains itself.
+
+    The slow walk, tracking the containers on the current path, runs only once a value
+    is known to fail; it stops at the limit, so it is bounded too.
+    """
+    on_path: set[int] = set()
     stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
     while stack:
         item, depth, leaving = stack.pop()
@@ -50,12 +70,13 @@ def check_json_depth(value: object, what: str, *, limit: int = MAX_JSON_DEPTH) -
         if id(item) in on_path:
             raise TypeError(f"{what} contains itself, so it is not a JSON value")
         if depth > limit:
-            raise TypeError(_too_deep(what, limit))
+            break
         on_path.add(id(item))
         stack.append((item, depth, True))
         for child in item.values() if isinstance(item, Mapping) else item:
             if isinstance(child, (Mapping, list, tuple)):
                 stack.append((child, depth + 1, False))
+    raise TypeError(_too_deep(what, limit))
 
 
 def check_json_text_depth(text: str, what: str, *, limit: int = MAX_JSON_DEPTH) -> None:
