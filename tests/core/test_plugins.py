@@ -5,9 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import textwrap
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -19,91 +17,11 @@ from taskctx.errors import (
     UnknownSourceKindError,
 )
 from taskctx.hookspecs import hookimpl
-from taskctx.plugins import ALLOW_ENV, BLOCK_ENV, PluginHost, PluginRecord, normalize_name
+from taskctx.plugins import ALLOW_ENV, BLOCK_ENV, PluginHost, PluginRecord
 from taskctx.protocols import ContextSource
+from tests.core.sites import SOURCE_PLUGIN, Site, record
 
 HAS_BUILTINS = importlib.util.find_spec("taskctx.builtins") is not None
-
-SOURCE_PLUGIN = """
-from taskctx.hookspecs import hookimpl
-
-class DemoSource:
-    kind = "{kind}"
-
-    def __init__(self, **options):
-        self.options = options
-
-    async def async_revision(self):
-        return "r1"
-
-    async def async_enumerate_descriptors(self, request):
-        raise NotImplementedError
-
-    async def async_read_exact(self, ref, limit=None):
-        raise NotImplementedError
-
-@hookimpl
-def register_source_kinds(register):
-    register("{kind}", DemoSource)
-    {extra}
-"""
-
-
-class Site:
-    """A directory on sys.path holding throwaway distributions (dist-info + module)."""
-
-    def __init__(self, root: Path, modules: list[str]) -> None:
-        self.root = root
-        self.modules = modules
-
-    def add(self, dist: str, version: str, module: str, source: str) -> None:
-        """Install distribution ``dist`` whose ``taskctx`` entry point is ``module``."""
-        info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8"
-        )
-        (info / "entry_points.txt").write_text(f"[taskctx]\n{module} = {module}\n")
-        (self.root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-        self.modules.append(module)
-        importlib.invalidate_caches()
-
-    def source_plugin(self, dist: str, module: str, kind: str, version: str = "1.0") -> None:
-        """Install a plugin registering source kind ``kind``."""
-        self.add(dist, version, module, SOURCE_PLUGIN.format(kind=kind, extra=""))
-
-
-@pytest.fixture
-def site_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Make sites on sys.path (first made is searched last); undo imports afterwards."""
-    monkeypatch.delenv(ALLOW_ENV, raising=False)
-    monkeypatch.delenv(BLOCK_ENV, raising=False)
-    modules: list[str] = []
-
-    def make(name: str = "site") -> Site:
-        root = tmp_path / name
-        root.mkdir()
-        monkeypatch.syspath_prepend(str(root))
-        return Site(root, modules)
-
-    yield make
-    for module in modules:
-        sys.modules.pop(module, None)
-    importlib.invalidate_caches()
-
-
-@pytest.fixture
-def site(site_factory: Any) -> Site:
-    """One throwaway site on sys.path."""
-    result: Site = site_factory()
-    return result
-
-
-def record(host: PluginHost, name: str) -> PluginRecord:
-    """The single record of distribution ``name``."""
-    found = [r for r in host.plugins() if normalize_name(r.name) == normalize_name(name)]
-    assert len(found) == 1, host.plugins()
-    return found[0]
 
 
 def test_entry_point_plugin_registers_source_kind(site: Site) -> None:
@@ -194,20 +112,24 @@ def test_strict_mode_raises_plugin_load_error(site: Site) -> None:
         PluginHost.from_environment(strict=True, environ={ALLOW_ENV: "tcx-broken"})
 
 
-def test_duplicate_name_is_refused_and_rolled_back(site: Site) -> None:
-    """A second plugin registering a taken kind fails, naming both dists and versions."""
+def test_duplicate_name_fails_both_plugins_and_rolls_back(site: Site) -> None:
+    """Two plugins registering one kind both fail (naming both dists and versions), and
+    every other registration of theirs is rolled back."""
     site.source_plugin("tcx-aaa", "tcx_aaa_mod", "shared", version="1.0")
     extra = 'register("extra_kind", DemoSource)'
     site.add("tcx-bbb", "2.5", "tcx_bbb_mod", SOURCE_PLUGIN.format(kind="shared", extra=extra))
-    with pytest.warns(PluginLoadWarning, match=r"'tcx-bbb' 2\.5.*'tcx-aaa' 1\.0"):
+    with pytest.warns(PluginLoadWarning, match=r"'tcx-aaa' 1\.0 and 'tcx-bbb' 2\.5") as caught:
         host = PluginHost(allow=["tcx-aaa", "tcx-bbb"])
-    rec = record(host, "tcx-bbb")
-    assert rec.status == "failed"
-    assert rec.error is not None
-    assert "duplicate source kind 'shared'" in rec.error
-    assert rec.registered == {}
+    assert len(caught) == 2
+    for name in ("tcx-aaa", "tcx-bbb"):
+        rec = record(host, name)
+        assert rec.status == "failed"
+        assert rec.error is not None
+        assert "source kind 'shared' is registered by both" in rec.error
+        assert rec.registered == {}
+    assert "shared" not in host.source_kinds()
     assert "extra_kind" not in host.source_kinds()
-    assert record(host, "tcx-aaa").registered == {"source_kinds": ("shared",)}
+    assert host.plugin_manager.get_plugin("tcx_aaa_mod") is None
     assert host.plugin_manager.get_plugin("tcx_bbb_mod") is None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -363,8 +364,9 @@ def test_tampered_and_foreign_cursors_are_refused(host: PluginHost) -> None:
 def test_expired_cursor_is_refused(host: PluginHost) -> None:
     """A cursor past its expiry raises CursorError."""
     ctx = make_context(host, mem=MemorySource(numbered(10)))
-    reader = ctx.reader(consumer="a", budget=ContextBudget(max_chars=250), cursor_ttl=-1)
+    reader = ctx.reader(consumer="a", budget=ContextBudget(max_chars=250), cursor_ttl=0.01)
     cursor = reader.read("item").cursor
+    time.sleep(0.02)  # a TTL must be positive (cursor.check_ttl): let this one run out
     with pytest.raises(CursorError, match="expired"):
         reader.read_next(cursor)
 

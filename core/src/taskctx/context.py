@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from taskctx.cursor import default_state_dir, load_or_create_key
+from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
 from taskctx.errors import MediaError, PolicyError, TaskCtxError
 from taskctx.index import (
     ContextIndex,
@@ -380,6 +380,7 @@ class TaskContext:
         """A reader for ``consumer``; it pins its snapshot at the first read (or ``pin()``)."""
         from taskctx.reader import ContextReader
 
+        cursor_ttl = check_ttl(cursor_ttl)
         if isinstance(consumer, str):
             consumer = ContextConsumer(name=consumer)
         if selector is not None:
@@ -394,6 +395,7 @@ class TaskContext:
         """Rebuild a reader from ``export_state()`` output (model, dict or JSON text)."""
         from taskctx.reader import ContextReader
 
+        cursor_ttl = check_ttl(cursor_ttl)
         if isinstance(state, str):
             parsed = ReaderState.model_validate_json(state)
         elif isinstance(state, ReaderState):

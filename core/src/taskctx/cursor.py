@@ -3,6 +3,10 @@
 A cursor is ``<payload>.<signature>``, both base64url. The payload carries the
 snapshot, the scope (a hash of the intent and whatever else the issuer binds), the
 position and an expiry. Anything that does not verify raises :class:`CursorError`.
+
+A cursor's time to live is a finite number of seconds in ``(0, MAX_CURSOR_TTL]``
+(:func:`check_ttl`); a cursor whose expiry is not a finite number, or lies further
+ahead than that, does not verify.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 import time
@@ -19,11 +24,46 @@ from pathlib import Path
 from typing import Any
 
 from taskctx.errors import CursorError
+from taskctx.jsonsafe import check_json_depth
 
-__all__ = ["CursorSigner", "default_state_dir", "load_or_create_key"]
+__all__ = [
+    "MAX_CURSOR_TTL",
+    "CursorSigner",
+    "check_ttl",
+    "default_state_dir",
+    "load_or_create_key",
+]
 
 KEY_ENV = "TASKCTX_CURSOR_KEY"
 STATE_DIR_ENV = "TASKCTX_STATE_DIR"
+MAX_CURSOR_TTL = 30 * 24 * 3600
+"""The longest time to live a cursor may have: 30 days, in seconds."""
+_CLOCK_SKEW = 300  # seconds another instance's clock may run ahead of ours
+
+
+def check_ttl(ttl: object, what: str = "cursor_ttl") -> float:
+    """``ttl`` as float seconds if it is a number in ``(0, MAX_CURSOR_TTL]``.
+
+    TypeError for anything that is not an int or float (booleans and strings included),
+    ValueError for NaN, infinities, zero, negative values and values over the maximum;
+    both name ``what``. Call it where a caller hands a TTL in, before any work.
+    """
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
+        raise TypeError(f"{what} must be a number of seconds, not {type(ttl).__name__} {ttl!r}")
+    try:
+        seconds = float(ttl)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_CURSOR_TTL:
+        raise ValueError(
+            f"{what} must be a finite number of seconds greater than 0 and at most "
+            f"{MAX_CURSOR_TTL} (30 days), not {ttl!r}"
+        )
+    return seconds
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def default_state_dir() -> Path:
@@ -99,9 +139,10 @@ class CursorSigner:
         ).digest()
 
     def issue(self, body: dict[str, Any], ttl_seconds: float) -> str:
-        """Sign ``body`` with an expiry ``ttl_seconds`` from now."""
-        payload = dict(body, exp=time.time() + ttl_seconds)
-        raw = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        """Sign ``body`` with an expiry ``ttl_seconds`` from now (see :func:`check_ttl`)."""
+        check_json_depth(body, "cursor body")
+        payload = dict(body, exp=time.time() + check_ttl(ttl_seconds, "ttl_seconds"))
+        raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
         return f"{_b64encode(raw)}.{_b64encode(self._sign(raw))}"
 
     def verify(self, cursor: str, *, now: float | None = None) -> dict[str, Any]:
@@ -117,11 +158,17 @@ class CursorSigner:
         if not hmac.compare_digest(signature, self._sign(raw)):
             raise CursorError("cursor signature does not verify (tampered, or another key)")
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_constant=_refuse_constant)
         except ValueError as exc:
             raise CursorError(f"malformed cursor payload: {exc}") from None
-        if not isinstance(body, dict) or not isinstance(body.get("exp"), (int, float)):
+        if not isinstance(body, dict):
+            raise CursorError("malformed cursor payload: not a JSON object")
+        expiry = body.get("exp")
+        if isinstance(expiry, bool) or not isinstance(expiry, (int, float)):
             raise CursorError("malformed cursor payload: no expiry")
-        if (time.time() if now is None else now) > body["exp"]:
+        current = time.time() if now is None else now
+        if not math.isfinite(expiry) or expiry - current > MAX_CURSOR_TTL + _CLOCK_SKEW:
+            raise CursorError(f"malformed cursor payload: expiry {expiry!r} is not a usable time")
+        if current > expiry:
             raise CursorError("cursor expired; start a fresh query")
         return body

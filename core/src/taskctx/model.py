@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from taskctx.errors import UnknownAliasError
+from taskctx.jsonsafe import check_json_depth
 
 __all__ = [
     "DIRECT_BINDING",
@@ -266,6 +267,12 @@ class SourceDescriptor(FrozenModel):
         """Identity of the descriptor inside its source: path and scope."""
         return (self.path, self.scope)
 
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_depth(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        check_json_depth(value, "descriptor metadata")
+        return value
+
 
 class EnumerationRequest(FrozenModel):
     """One page request to ``async_enumerate_descriptors``."""
@@ -350,6 +357,12 @@ class ContextFilters(FrozenModel):
     include_hidden: bool = False
     media_types: tuple[str, ...] | None = None
 
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_depth(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        check_json_depth(value, "filters metadata")
+        return value
+
 
 class ContextReadIntent(FrozenModel):
     """What a read asks for: a query, refs it must have, roles and filters."""
@@ -374,6 +387,12 @@ class ContextConsumer(FrozenModel):
 
     name: str
     capabilities: Mapping[str, Any] = Field(default_factory=dict)
+
+    @field_validator("capabilities")
+    @classmethod
+    def _capabilities_depth(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        check_json_depth(value, "consumer capabilities")
+        return value
 
     def accepts_image_attachments(self) -> bool:
         """Whether this consumer declared it takes image attachments."""

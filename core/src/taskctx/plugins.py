@@ -7,9 +7,11 @@
   in order of normalised distribution name, then entry-point name. The pluggy plugin
   name is the entry-point name (as in pytest), so it must be unique.
 - A plugin fails as a whole: an import error, a raising hookimpl, an unknown (misspelled)
-  hook, an invalid registration or a duplicate name unregisters it and rolls back all its
-  registrations; the others still load. A failure is a ``PluginLoadWarning`` plus a
-  ``failed`` ``PluginRecord``; with ``strict=True`` it raises ``PluginLoadError``.
+  hook, an invalid registration or a name it may not have unregisters it and rolls back
+  all its registrations; the others still load. A failure is a ``PluginLoadWarning`` plus
+  a ``failed`` ``PluginRecord``; with ``strict=True`` it raises ``PluginLoadError``.
+- Load order never decides who owns a name or a claim (``taskctx._ownership``): entry
+  points are staged together, then owners are settled by origin and ``choose``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
-import inspect
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -32,6 +32,29 @@ import pluggy
 from pydantic import Field
 
 from taskctx import hookspecs
+from taskctx._ownership import (
+    CHOOSE_ENV,
+    DEFAULT_LEXICAL,
+    FIRST_PARTY_NAMES,
+    claimed_twice,
+    lexical_default,
+    normalize_name,
+    parse_choose,
+    refused_names,
+    unused_claims,
+)
+from taskctx._registration import (
+    Entry,
+    Failure,
+    Origin,
+    Staged,
+    Staging,
+    accepts_keyword,
+    check_options,
+    describe,
+    media,
+    validate,
+)
 from taskctx.errors import (
     NotInstalledError,
     PluginLoadError,
@@ -46,7 +69,10 @@ __all__ = [
     "ALLOW_ENV",
     "BLOCK_ENV",
     "BUILTIN_MODULE",
+    "CHOOSE_ENV",
+    "DEFAULT_LEXICAL",
     "FIRST_PARTY_KINDS",
+    "FIRST_PARTY_NAMES",
     "REGISTRY_KINDS",
     "PluginHost",
     "PluginRecord",
@@ -68,31 +94,10 @@ REGISTRY_KINDS = (
     "commands",
 )
 """Registry names; each is filled by the hook ``register_<name>``."""
-FIRST_PARTY_KINDS: Mapping[str, str] = MappingProxyType(
-    {
-        "task_workspace": "taskctx-workspace",
-        "record_store": "taskctx-records",
-        "skill_library": "taskctx-skills",
-        "session_memory": "taskctx-memory",
-        "pinned_repository": "taskctx-repo",
-    }
-)
-"""Source kinds of the first-party plugins and the distribution that provides each."""
+FIRST_PARTY_KINDS: Mapping[str, str] = FIRST_PARTY_NAMES["source_kinds"]
+"""Source kinds of the first-party plugins and the distribution that alone may register each."""
 
-_REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (strings, callables)
-    "scoped_readers": (("scope_kinds", "media_types"), ("async_read_scoped",)),
-    "file_io_handlers": (("suffixes", "media_types"), ("parse",)),
-    "index_providers": ((), ("open_partition",)),
-    "selectors": ((), ("async_select",)),
-    "commands": ((), ("invoke", "main")),
-}
-_INDEX_KINDS = ("structural", "lexical", "vector", "hybrid")
 Status = Literal["loaded", "failed", "blocked", "not_allowed"]
-
-
-def normalize_name(name: str) -> str:
-    """PEP 503 normalised distribution name (``My_Plugin`` -> ``my-plugin``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _names(values: Iterable[str] | str | None) -> frozenset[str]:
@@ -104,52 +109,6 @@ def _names(values: Iterable[str] | str | None) -> frozenset[str]:
 
 def _allow(values: Iterable[str] | str | None) -> frozenset[str] | None:
     return None if values is None else _names(values)
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _media(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
-
-
-def _check_strings(obj: object, attr: str) -> None:
-    value = getattr(obj, attr)
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise TypeError(f"{attr} must be a tuple of str, not {type(value).__name__}")
-    if not all(isinstance(v, str) and v for v in value):
-        raise TypeError(f"{attr} must hold non-empty str only")
-
-
-def _validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
-    """Check one registration; return (name, value) or raise TypeError/ValueError."""
-    expected = 2 if kind == "source_kinds" else 1
-    if len(args) != expected:
-        usage = "register(kind, factory)" if expected == 2 else "register(obj)"
-        raise TypeError(f"{usage} takes {expected} argument(s), got {len(args)}")
-    name, value = args if expected == 2 else (getattr(args[0], "name", None), args[0])
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str, not {name!r}")
-    if kind == "source_kinds":
-        if not callable(value):
-            raise TypeError(f"factory for {name!r} is not callable")
-        return name, value
-    strings, methods = _REQUIRED[kind]
-    missing = [a for a in (*strings, *methods) if not hasattr(value, a)]
-    if missing:
-        raise TypeError(f"{type(value).__name__} {name!r} lacks {', '.join(missing)}")
-    for attr in strings:
-        _check_strings(value, attr)
-    for attr in methods:
-        if not callable(getattr(value, attr)):
-            raise TypeError(f"{attr} of {name!r} is not callable")
-    if kind == "index_providers":
-        if getattr(value, "kind", None) not in _INDEX_KINDS:
-            raise ValueError(f"index provider kind must be one of {', '.join(_INDEX_KINDS)}")
-        if not isinstance(getattr(value, "needs_text", None), bool):
-            raise TypeError("index provider needs_text must be a bool")
-    return name, value
 
 
 class PluginRecord(FrozenModel):
@@ -164,41 +123,9 @@ class PluginRecord(FrozenModel):
     error: str | None = None
     builtin: bool = False
     registered: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
-
-
-@attrs.frozen
-class _Origin:
-    name: str
-    version: str | None
-    module: str | None
-    entry_point: str | None
-    plugin_name: str
-    builtin: bool
-
-    @property
-    def label(self) -> str:
-        if self.entry_point is None and not self.builtin:
-            return f"{self.name!r} (in-process)"
-        return f"{self.name!r} {self.version or '(no version)'}"
-
-
-@attrs.frozen
-class _Entry:
-    value: Any
-    owner: str
-    builtin: bool
-
-
-@attrs.define
-class _Staging:
-    kind: str
-    entries: dict[str, Any] = attrs.field(factory=dict)
-    errors: list[str] = attrs.field(factory=list)
-    open: bool = True
-
-
-class _Failure(Exception):
-    """Internal: one plugin failed; the message becomes its record's error."""
+    refused: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Registrations of a loaded plugin the host does not use: another plugin owns a
+    claim they make (a media type, a suffix, a scope); the warning said which."""
 
 
 def _stacklevel() -> int:
@@ -214,57 +141,37 @@ def _stacklevel() -> int:
     return level
 
 
-def _accepts_keyword(factory: Callable[..., Any], name: str) -> bool:
-    try:
-        parameters = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        return False
-    return name in parameters  # an explicit parameter: **kwargs may mean something else
-
-
-def _check_options(
-    kind: str, owner: str, factory: Callable[..., Any], options: Mapping[str, Any]
-) -> None:
-    """Refuse options the factory of ``kind`` cannot take, naming the ones it can."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to check against: let the call decide
-        return
-    try:
-        signature.bind(**options)
-    except TypeError as exc:
-        accepted = ", ".join(n for n in signature.parameters if n != "host") or "none"
-        raise TaskCtxError(
-            f"source kind {kind!r} ({owner}) cannot be made from these options: {exc} "
-            f"(it takes: {accepted})"
-        ) from None
-
-
 @attrs.define(slots=True)
 class PluginHost:
     """Loads plugins (built-ins, entry points, in-process) and owns their registries.
 
     ``allow`` None loads every entry point; ``allow``/``block`` take names or a comma string.
+    ``choose`` maps a contested name or claim (``task_workspace``, ``application/pdf``,
+    ``.pdf``, ``page:application/pdf``, ``default_lexical_provider``) to the distribution
+    that gets it; load order never decides (``taskctx._ownership``).
     """
 
     allow: frozenset[str] | None = attrs.field(default=None, converter=_allow)
     block: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     strict: bool = False
     load_entrypoints: bool = True
+    choose: Mapping[str, str] = attrs.field(default=None, converter=parse_choose)
     _pm: pluggy.PluginManager = attrs.field(init=False, repr=False, eq=False)
     _records: list[PluginRecord] = attrs.field(init=False, factory=list, repr=False, eq=False)
+    _record_at: dict[str, int] = attrs.field(init=False, factory=dict, repr=False, eq=False)
     _owners: dict[str, str] = attrs.field(init=False, factory=dict, repr=False, eq=False)
-    _registry: dict[str, dict[str, _Entry]] = attrs.field(
+    _registry: dict[str, dict[str, Entry]] = attrs.field(
         init=False, factory=lambda: {k: {} for k in REGISTRY_KINDS}, repr=False, eq=False
     )
+    _lexical_tie: str | None = attrs.field(init=False, default=None, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._pm.add_hookspecs(hookspecs)
         if importlib.util.find_spec(BUILTIN_MODULE) is not None:
             version = importlib.metadata.version(hookspecs.PROJECT_NAME)
-            origin = _Origin("taskctx", version, BUILTIN_MODULE, None, "taskctx", True)
-            self._add(origin, lambda: importlib.import_module(BUILTIN_MODULE))
+            origin = Origin("taskctx", version, BUILTIN_MODULE, None, "taskctx", True)
+            self._load([(origin, lambda: importlib.import_module(BUILTIN_MODULE))])
         if self.load_entrypoints:
             self._load_entry_points()
 
@@ -272,9 +179,15 @@ class PluginHost:
     def from_environment(
         cls, strict: bool = False, environ: Mapping[str, str] | None = None
     ) -> PluginHost:
-        """A host honouring ``TASKCTX_LOAD_PLUGINS`` and ``TASKCTX_BLOCK_PLUGINS``."""
+        """A host honouring ``TASKCTX_LOAD_PLUGINS``, ``TASKCTX_BLOCK_PLUGINS`` and
+        ``TASKCTX_CHOOSE_PLUGINS`` (``key=distribution,...``)."""
         env = os.environ if environ is None else environ
-        return cls(allow=env.get(ALLOW_ENV), block=env.get(BLOCK_ENV), strict=strict)
+        return cls(
+            allow=env.get(ALLOW_ENV),
+            block=env.get(BLOCK_ENV),
+            strict=strict,
+            choose=env.get(CHOOSE_ENV),
+        )
 
     @property
     def plugin_manager(self) -> pluggy.PluginManager:
@@ -286,12 +199,17 @@ class PluginHost:
         return tuple(self._records)
 
     def register(self, plugin: object, name: str | None = None) -> None:
-        """Register an in-process plugin (module or object with ``@hookimpl`` methods)."""
+        """Register an in-process plugin (module or object with ``@hookimpl`` methods).
+
+        The application's own choice: it may take a first-party name that no loaded
+        plugin holds; a name already registered, or chosen for another distribution
+        with ``choose``, is refused.
+        """
         module = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
         if name is None:
             is_module = isinstance(plugin, ModuleType)
             name = module if is_module else f"{type(plugin).__name__}@{id(plugin):x}"
-        self._add(_Origin(name, None, module, None, name, False), lambda: plugin)
+        self._load([(Origin(name, None, module, None, name, False), lambda: plugin)])
 
     # -- loading ---------------------------------------------------------------------
 
@@ -309,44 +227,107 @@ class PluginHost:
                 if ep.group == hookspecs.PROJECT_NAME:
                     found.append((name, dist.version, ep))
         found.sort(key=lambda item: (normalize_name(item[0]), item[2].name))
+        batch: list[PluginRecord | tuple[Origin, Callable[[], object]]] = []
         for name, version, ep in found:
-            origin = _Origin(name, version, ep.module, ep.name, ep.name, False)
+            origin = Origin(name, version, ep.module, ep.name, ep.name, False)
             key = normalize_name(name)
             if key in self.block:
-                self._records.append(self._record(origin, "blocked"))
+                batch.append(self._record(origin, "blocked"))
             elif self.allow is not None and key not in self.allow:
-                self._records.append(self._record(origin, "not_allowed"))
+                batch.append(self._record(origin, "not_allowed"))
             else:
-                self._add(origin, ep.load)
+                batch.append((origin, ep.load))
+        self._load(batch)
 
-    def _record(self, origin: _Origin, status: Status, **fields: Any) -> PluginRecord:
+    def _record(self, origin: Origin, status: Status, **fields: Any) -> PluginRecord:
         origin_fields = attrs.asdict(origin, filter=lambda a, _: a.name != "plugin_name")
         return PluginRecord(status=status, **origin_fields, **fields)
 
-    def _add(self, origin: _Origin, load: Callable[[], object]) -> None:
+    def _load(self, batch: list[PluginRecord | tuple[Origin, Callable[[], object]]]) -> None:
+        """Stage every plugin of ``batch``, settle who owns each name, then register.
+
+        All of a batch is staged before any of it is registered, so which plugin gets a
+        contested name depends on who they are, never on which loaded first.
+        """
+        slots: list[PluginRecord | Staged] = [
+            item if isinstance(item, PluginRecord) else self._stage(*item) for item in batch
+        ]
+        staged = [slot for slot in slots if isinstance(slot, Staged)]
+        refused = refused_names(staged, self.choose)
+        for slot in slots:
+            if isinstance(slot, PluginRecord):
+                self._records.append(slot)
+            elif reasons := refused.get(slot.origin.plugin_name):
+                self._records.append(self._refuse(slot, reasons))
+            else:  # a loaded plugin's pluggy name is unique: it keys its record
+                self._record_at[slot.origin.plugin_name] = len(self._records)
+                self._records.append(self._admit(slot))
+        self._settle_claims()
+
+    def _stage(self, origin: Origin, load: Callable[[], object]) -> PluginRecord | Staged:
         hooks: tuple[str, ...] = ()
         plugin: object = None
         try:
             try:
                 plugin = load()
             except Exception as exc:
-                raise _Failure(f"import failed: {_describe(exc)}") from exc
+                raise Failure(f"import failed: {describe(exc)}") from exc
             hooks = self._hook_names(plugin)
             staged = self._register(origin, plugin, hooks)
         except Exception as exc:
-            failure = exc if isinstance(exc, _Failure) else _Failure(f"error: {_describe(exc)}")
+            failure = exc if isinstance(exc, Failure) else Failure(f"error: {describe(exc)}")
             if failure is not exc:
                 failure.__cause__ = exc
             if plugin is not None and self._pm.get_plugin(origin.plugin_name) is plugin:
                 self._pm.unregister(plugin, name=origin.plugin_name)
-            self._fail(origin, hooks, failure)
-            return
-        for kind, staging in staged.items():
+            return self._fail(origin, hooks, failure)
+        for staging in staged.values():
             staging.open = False
-            for entry_name, value in staging.entries.items():
-                self._registry[kind][entry_name] = _Entry(value, origin.label, origin.builtin)
-        registered = {k: tuple(s.entries) for k, s in staged.items() if s.entries}
-        self._records.append(self._record(origin, "loaded", hooks=hooks, registered=registered))
+        entries = {kind: dict(staging.entries) for kind, staging in staged.items()}
+        return Staged(origin, plugin, hooks, entries)
+
+    def _admit(self, item: Staged) -> PluginRecord:
+        for kind, entries in item.entries.items():
+            for entry_name, value in entries.items():
+                self._registry[kind][entry_name] = Entry(value, item.origin)
+        registered = {k: tuple(e) for k, e in item.entries.items() if e}
+        return self._record(item.origin, "loaded", hooks=item.hooks, registered=registered)
+
+    def _refuse(self, item: Staged, reasons: list[str]) -> PluginRecord:
+        self._pm.unregister(item.plugin, name=item.origin.plugin_name)
+        self._owners.pop(item.origin.plugin_name, None)
+        return self._fail(item.origin, item.hooks, Failure("; ".join(reasons)))
+
+    def _settle_claims(self) -> None:
+        """Drop every registration that makes a claim another plugin owns (``_ownership``).
+
+        After this no two registered handlers share a media type or suffix and no two
+        scoped readers a scope and media type, so no lookup depends on load order.
+        """
+        dropped = unused_claims(self._registry, self.choose)
+        for (kind, name), (entry, reason) in dropped.items():
+            del self._registry[kind][name]
+            self._unuse(entry.origin, kind, name, reason)
+        tie = lexical_default(self._registry["index_providers"], self.choose)[1]
+        if tie is not None and tie != self._lexical_tie:
+            self._warn(f"taskctx plugins: no default lexical provider: {tie}")
+        self._lexical_tie = tie
+
+    def _unuse(self, origin: Origin, kind: str, name: str, reason: str) -> None:
+        """Record and report that ``origin``'s registration ``kind``/``name`` is not used."""
+        at = self._record_at[origin.plugin_name]
+        record = self._records[at]
+        registered = {k: tuple(n for n in v if n != name) for k, v in record.registered.items()}
+        refused = {**record.refused, kind: (*record.refused.get(kind, ()), name)}
+        self._records[at] = record.model_copy(
+            update={"registered": {k: v for k, v in registered.items() if v}, "refused": refused}
+        )
+        self._warn(f"taskctx plugin {origin.label}: {reason}")
+
+    def _warn(self, message: str) -> None:
+        if self.strict:
+            raise PluginLoadError(message)
+        warnings.warn(message, PluginLoadWarning, stacklevel=_stacklevel())
 
     def _hook_names(self, plugin: object) -> tuple[str, ...]:
         names = set()
@@ -357,18 +338,18 @@ class PluginHost:
         return tuple(sorted(names))
 
     def _register(
-        self, origin: _Origin, plugin: object, hooks: tuple[str, ...]
-    ) -> dict[str, _Staging]:
-        """Register ``plugin`` with pluggy and call its hooks; raise _Failure on any error."""
+        self, origin: Origin, plugin: object, hooks: tuple[str, ...]
+    ) -> dict[str, Staging]:
+        """Register ``plugin`` with pluggy and call its hooks; raise Failure on any error."""
         if (other := self._pm.get_plugin(origin.plugin_name)) is not None:
             owner = self._owners.get(origin.plugin_name, repr(other))
-            raise _Failure(f"plugin name {origin.plugin_name!r} is already used by {owner}")
+            raise Failure(f"plugin name {origin.plugin_name!r} is already used by {owner}")
         if self._pm.is_registered(plugin):
-            raise _Failure(f"already registered as {self._pm.get_name(plugin)!r}")
+            raise Failure(f"already registered as {self._pm.get_name(plugin)!r}")
         try:
             self._pm.register(plugin, name=origin.plugin_name)
         except pluggy.PluginValidationError as exc:
-            raise _Failure(f"invalid hookimpl: {exc}") from exc
+            raise Failure(f"invalid hookimpl: {exc}") from exc
         self._owners[origin.plugin_name] = origin.label
         for hook in hooks:  # per-plugin check_pending: unknown hooks are misspellings
             caller = getattr(self._pm.hook, hook, None)
@@ -378,32 +359,32 @@ class PluginHost:
                 known = [f"register_{k}" for k in REGISTRY_KINDS]
                 close = difflib.get_close_matches(hook, known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise _Failure(f"unknown hook {hook!r}: no such hookspec{hint}")
-        staged = {kind: _Staging(kind) for kind in REGISTRY_KINDS}
+                raise Failure(f"unknown hook {hook!r}: no such hookspec{hint}")
+        staged = {kind: Staging(kind) for kind in REGISTRY_KINDS}
         for kind, staging in staged.items():
             caller = getattr(self._pm.hook, f"register_{kind}")
             for impl in caller.get_hookimpls():
                 if impl.plugin is not plugin:
                     continue
                 if impl.wrapper or impl.hookwrapper:
-                    raise _Failure(f"{caller.name} must not be a hook wrapper")
+                    raise Failure(f"{caller.name} must not be a hook wrapper")
                 register = self._registrar(staging)
                 try:
                     impl.function(*(register for _ in impl.argnames))
                 except Exception as exc:
-                    raise _Failure(f"{caller.name} raised {_describe(exc)}") from exc
+                    raise Failure(f"{caller.name} raised {describe(exc)}") from exc
                 if staging.errors:
-                    raise _Failure("; ".join(staging.errors))
+                    raise Failure("; ".join(staging.errors))
         return staged
 
-    def _registrar(self, staging: _Staging) -> Callable[..., None]:
+    def _registrar(self, staging: Staging) -> Callable[..., None]:
         singular = staging.kind[:-1].replace("_", " ")
 
         def register(*args: Any) -> None:
             if not staging.open:
                 raise RuntimeError(f"register() for {singular}s called after the hook returned")
             try:
-                name, value = _validate(staging.kind, args)
+                name, value = validate(staging.kind, args)
             except (TypeError, ValueError) as exc:
                 staging.errors.append(f"invalid {singular} registration: {exc}")
                 return
@@ -413,12 +394,14 @@ class PluginHost:
                 staging.errors.append(
                     f"duplicate {singular} {name!r}: already registered by {entry.owner}"
                 )
+            elif twice := claimed_twice(staging.kind, value, staging.entries):
+                staging.errors.append(f"{singular} {name!r} claims {twice}")
             else:
                 staging.entries[name] = value
 
         return register
 
-    def _fail(self, origin: _Origin, hooks: tuple[str, ...], failure: _Failure) -> None:
+    def _fail(self, origin: Origin, hooks: tuple[str, ...], failure: Failure) -> PluginRecord:
         error = str(failure)
         message = f"taskctx plugin {origin.label} failed: {error}"
         if origin.entry_point:
@@ -426,7 +409,7 @@ class PluginHost:
         if self.strict:
             raise PluginLoadError(message) from failure.__cause__
         warnings.warn(message, PluginLoadWarning, stacklevel=_stacklevel())
-        self._records.append(self._record(origin, "failed", hooks=hooks, error=error))
+        return self._record(origin, "failed", hooks=hooks, error=error)
 
     # -- registries ------------------------------------------------------------------
 
@@ -457,9 +440,9 @@ class PluginHost:
         entry = self._registry["source_kinds"].get(kind)
         if entry is None:
             raise UnknownSourceKindError(self._unknown_kind_message(kind))
-        if "host" not in options and _accepts_keyword(entry.value, "host"):
+        if "host" not in options and accepts_keyword(entry.value, "host"):
             options["host"] = self
-        _check_options(kind, entry.owner, entry.value, options)
+        check_options(kind, entry.owner, entry.value, options)
         source = entry.value(**options)
         if not isinstance(source, ContextSource):
             raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
@@ -495,9 +478,9 @@ class PluginHost:
         A reader with no media types serves text (``text/*``) and unknown (None) types.
         """
         readers = [r for r in self.scoped_readers() if scope_kind in r.scope_kinds]
-        wanted = _media(media_type) if media_type else None
+        wanted = media(media_type) if media_type else None
         for reader in readers:
-            if wanted and wanted in {_media(m) for m in reader.media_types}:
+            if wanted and wanted in {media(m) for m in reader.media_types}:
                 return reader
         if wanted is None or wanted.startswith("text/"):
             return next((r for r in readers if not r.media_types), None)
@@ -513,9 +496,9 @@ class PluginHost:
         """The handler for ``media_type`` if one claims it, else the longest suffix match."""
         handlers = self.file_io_handlers()
         if media_type:
-            wanted = _media(media_type)
+            wanted = media(media_type)
             for handler in handlers:
-                if wanted in {_media(m) for m in handler.media_types}:
+                if wanted in {media(m) for m in handler.media_types}:
                     return handler
         if not path:
             return None
@@ -534,10 +517,17 @@ class PluginHost:
         return provider
 
     def default_lexical_provider(self) -> IndexProvider | None:
-        """First lexical provider in load order, a plugin's before a built-in's."""
-        entries = self._registry["index_providers"].values()
-        lexical = sorted((e for e in entries if e.value.kind == "lexical"), key=lambda e: e.builtin)
-        return lexical[0].value if lexical else None  # sorted() is stable: load order kept
+        """The lexical provider a new TaskContext ranks with, or None.
+
+        A plugin's before a built-in's; among plugins, the one ``choose`` names under
+        ``default_lexical_provider``, else the only one of the best origin (in-process,
+        first-party, third-party). A plugin with several offers its first. Two plugins
+        tying leave no default (a warning said so at load).
+        """
+        provider: IndexProvider | None = lexical_default(
+            self._registry["index_providers"], self.choose
+        )[0]
+        return provider
 
     def selectors(self) -> Mapping[str, Selector]:
         """Selector name -> selector, in load order."""

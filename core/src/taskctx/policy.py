@@ -12,27 +12,50 @@ import ipaddress
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from taskctx.errors import PolicyError
+from taskctx.jsonsafe import check_json_depth
 from taskctx.model import FrozenModel
 
 __all__ = ["REGEX_PREFIX", "HostPolicy", "RunConfiguration"]
 
 REGEX_PREFIX = "regex:"
-"""Prefix of an allow-list entry that is a pattern ``re.fullmatch``-ed on the normalised host."""
+"""Prefix of an allow-list entry: an RE2 pattern that must fully match the normalised host."""
 
 _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 _MAX_HOST_LENGTH = 253
+_TOO_LONG = f"it is longer than {_MAX_HOST_LENGTH} characters, the most a DNS name holds"
 # Characters IDNA 2003 (the stdlib codec) and IDNA 2008 encode differently: sharp s,
 # final sigma, ZWJ and ZWNJ. A host holding one could be checked as one name and
 # resolved as another, so such hosts are refused (write the xn-- form instead).
 _IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
 _NOT_HOST_RULES = "ports and CIDR ranges are not host rules; list the bare host"
 _EXTENSION_KEY = re.compile(r"[a-z0-9_][a-z0-9_-]*(?:\.[a-z0-9_][a-z0-9_-]*)*")
+_RE2_SYNTAX = (
+    "allowed_hosts patterns use RE2 syntax, which has no backreferences, lookaround, "
+    "possessive quantifiers or repetition counts over 1000"
+)
+
+
+class _HostPattern(Protocol):
+    """A compiled ``regex:`` pattern (an RE2 regexp: matching is linear in the host)."""
+
+    def fullmatch(self, text: str) -> object | None: ...
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is a PolicyError, not a line on stderr
+    options.never_capture = True  # groups only group: nothing reads the submatches
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
 
 
 def _normalise_host(raw: str) -> str:
@@ -42,6 +65,8 @@ def _normalise_host(raw: str) -> str:
     compressed, no brackets), names IDNA-encoded to ASCII. What ``ipaddress`` refuses
     (``127.000.000.001``, say) is treated as a name.
     """
+    if len(raw) > _MAX_HOST_LENGTH + 1:  # before any work: a hop's URL may name any host
+        raise ValueError(_TOO_LONG)
     host = raw.lower()
     if host.endswith("."):
         host = host[:-1]
@@ -65,7 +90,9 @@ def _normalise_host(raw: str) -> str:
         return ipaddress.ip_address(encoded).compressed
     except ValueError:
         pass
-    if len(encoded) > _MAX_HOST_LENGTH or not _HOST_NAME.fullmatch(encoded):
+    if len(encoded) > _MAX_HOST_LENGTH:
+        raise ValueError(_TOO_LONG)
+    if not _HOST_NAME.fullmatch(encoded):
         raise ValueError(
             "a host name may hold only letters, digits, '-', '_' and '.' in labels of "
             f"at most 63 and {_MAX_HOST_LENGTH} in all (use {REGEX_PREFIX!r} for patterns)"
@@ -110,15 +137,24 @@ def _normalise_entry(entry: object) -> str:
         _refuse_entry(entry, str(exc))
 
 
-def _compile_pattern(entry: str) -> re.Pattern[str]:
-    """Compile the pattern of a ``regex:`` entry; PolicyError if empty or invalid."""
+def _compile_pattern(entry: str) -> _HostPattern:
+    """Compile the pattern of a ``regex:`` entry with RE2; PolicyError if empty or invalid.
+
+    RE2 matches in time linear in the host, whatever the pattern: ``(a+)+b`` cannot be
+    made to backtrack by a host a redirect chose. What RE2 cannot guarantee that for
+    (backreferences, lookaround) it refuses, and so is the entry.
+    """
     pattern = entry[len(REGEX_PREFIX) :]
     if not pattern:
         _refuse_entry(entry, "the regex pattern is empty")
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        _refuse_entry(entry, f"invalid regex ({exc})")
+        compiled: _HostPattern = re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        _refuse_entry(entry, f"invalid regex ({reason}); {_RE2_SYNTAX}")
+    return compiled
 
 
 def _normalise_entries(value: object) -> tuple[str, ...] | None:
@@ -137,15 +173,16 @@ class HostPolicy(FrozenModel):
 
     Entries are host names or IP literals, matched exactly after normalisation (lower
     case, trailing dot removed, IDNA to ASCII, IP literals via ``ipaddress`` so
-    ``[::0001]`` and ``::1`` are one host), or ``regex:<pattern>`` entries that must
-    ``re.fullmatch`` the normalised host (ASCII, lower case, IPv6 without brackets).
+    ``[::0001]`` and ``::1`` are one host), or ``regex:<pattern>`` entries, in RE2
+    syntax, that must match the whole normalised host (ASCII, lower case, IPv6 without
+    brackets); matching takes time linear in the host, which is at most 253 characters.
     Ports and CIDR ranges are refused. ``allowed_hosts`` holds the canonical entries,
     sorted. Invalid entries raise PolicyError at construction.
     """
 
     allowed_hosts: tuple[str, ...] | None = None
     _exact: frozenset[str] = PrivateAttr(default_factory=frozenset)
-    _patterns: tuple[re.Pattern[str], ...] = PrivateAttr(default=())
+    _patterns: tuple[_HostPattern, ...] = PrivateAttr(default=())
 
     def __init__(self, allowed_hosts: Iterable[str] | None = None, **data: Any) -> None:
         # BaseModel.__init__ directly: the pydantic mypy plugin types FrozenModel's as empty.
@@ -319,9 +356,14 @@ class RunConfiguration(FrozenModel):
     @field_validator("extensions", mode="plain")
     @classmethod
     def _frozen_extensions(cls, value: object) -> Mapping[str, Any]:
-        return _FrozenJSONDict(
-            {key: _freeze_json(item, key, set()) for key, item in _iter_extension_items(value)}
-        )
+        frozen: dict[str, object] = {}
+        for key, item in _iter_extension_items(value):
+            try:
+                check_json_depth(item, f"extension value at {key}")
+            except TypeError as exc:  # _freeze_json recurses: bound its depth first
+                raise PolicyError(str(exc)) from None
+            frozen[key] = _freeze_json(item, key, set())
+        return _FrozenJSONDict(frozen)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the HostPolicy from the (already canonical) allowed hosts."""

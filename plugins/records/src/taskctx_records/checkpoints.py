@@ -26,7 +26,7 @@ def save(
     """Save ``state`` as the run's next version in one write transaction."""
     if not run_id:
         raise ValueError("a checkpoint needs a run_id")
-    state_json = canonical_json(state)
+    state_json = canonical_json(state, "checkpoint state")
     now = utc_now()
     with write() as conn:
         row = conn.execute(

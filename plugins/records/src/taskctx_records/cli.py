@@ -11,6 +11,7 @@ import click
 from pydantic import BaseModel
 
 from taskctx.errors import TaskCtxError
+from taskctx.jsonsafe import check_json_text_depth, loads_json
 
 __all__ = ["records_group"]
 
@@ -27,9 +28,9 @@ def _json_arg(value: str | None, name: str) -> Any:
     if value is None:
         return None
     try:
-        return json.loads(value)
+        return loads_json(value, name)
     except ValueError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint=name) from None
+        raise click.BadParameter(str(exc), param_hint=name) from None
 
 
 def _emit(value: Any) -> None:
@@ -146,6 +147,10 @@ def query_command(
         path, sep, value = raw.partition("=")
         if not sep or not path:
             raise click.BadParameter(f"expected PATH=JSON, got {raw!r}", param_hint="--filter")
+        try:
+            check_json_text_depth(value, f"--filter {path}")
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--filter") from None
         try:
             parsed[path] = json.loads(value)
         except ValueError:

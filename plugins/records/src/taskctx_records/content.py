@@ -6,13 +6,18 @@ import hashlib
 import json
 from typing import Any
 
+from taskctx.jsonsafe import check_json_depth
 from taskctx_records.values import ContentType
 
 __all__ = ["Encoded", "canonical_json", "decode", "encode"]
 
 
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text: sorted keys, no spaces, UTF-8 kept (``ensure_ascii=False``)."""
+def canonical_json(value: Any, what: str = "JSON value") -> str:
+    """The canonical JSON text: sorted keys, no spaces, UTF-8 kept (``ensure_ascii=False``).
+
+    TypeError naming ``what`` if ``value`` nests deeper than ``MAX_JSON_DEPTH`` levels.
+    """
+    check_json_depth(value, what)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -35,6 +40,7 @@ def encode(content: Any) -> Encoded:
     if isinstance(content, (bytes, bytearray, memoryview)):
         data = bytes(content)
         return Encoded("bytes", data, data)
+    check_json_depth(content, "record content")
     try:
         text = json.dumps(
             content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

@@ -79,7 +79,7 @@ def append(
         raise ValueError("an event needs a non-empty stream name")
     if not type or not isinstance(type, str):
         raise ValueError("an event needs a non-empty type")
-    payload_json = canonical_json(payload)
+    payload_json = canonical_json(payload, "event payload")
     if idempotency_key is not None:
         row = conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE stream = ? AND idempotency_key = ?",

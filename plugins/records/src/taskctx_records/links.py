@@ -31,7 +31,7 @@ def add(
     if not relation:
         raise ValueError("a link needs a relation name")
     now = utc_now()
-    meta_json = canonical_json(dict(meta or {}))
+    meta_json = canonical_json(dict(meta or {}), "link meta")
     with write() as conn:
         for record_id in (source_id, target_id):
             row = conn.execute(

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from taskctx.cursor import check_ttl
 from taskctx.errors import CursorError
 from taskctx_records.errors import PinnedViewLimitError
 from taskctx_records.query import QuerySpec
@@ -91,6 +92,7 @@ class PinnedView:
     ) -> QueryPage:
         """``RecordStore.query`` at the view's revision."""
         self._check_open()
+        cursor_ttl = check_ttl(cursor_ttl)
         spec = QuerySpec.build(
             collection=collection,
             kind=kind,

@@ -22,11 +22,10 @@ def make_source(
     From the CLI (``--source record_store:root=DIR``) options arrive as strings: ``scope``
     may be JSON and ``collections`` a ``+``-separated list.
     """
-    import json
-
+    from taskctx.jsonsafe import loads_json
     from taskctx_records.store import RecordStore
 
-    parsed_scope = json.loads(scope) if isinstance(scope, str) else scope
+    parsed_scope = loads_json(scope, "record_store scope") if isinstance(scope, str) else scope
     names = (
         [c for c in collections.split("+") if c] if isinstance(collections, str) else collections
     )

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from taskctx.errors import CursorError
+from taskctx.jsonsafe import check_json_depth
 from taskctx.model import (
     CoverageOutcome,
     CoverageReason,
@@ -68,6 +69,7 @@ def scope_pairs(scope: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
         return ()
     if not isinstance(scope, Mapping):
         raise TypeError("scope must be a JSON object (a mapping of keys to values)")
+    check_json_depth(dict(scope), "scope")  # the scope object is a level, as when stored
     return tuple(sorted((str(key), canonical_json(value)) for key, value in scope.items()))
 
 
@@ -119,7 +121,10 @@ class QuerySpec:
         if max_bytes is not None and max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
         filter_pairs = tuple(
-            sorted((str(path), canonical_json(value)) for path, value in (filters or {}).items())
+            sorted(
+                (str(path), canonical_json(value, f"filter {path!r}"))
+                for path, value in (filters or {}).items()
+            )
         )
         for path, _ in filter_pairs:
             _json_path(path)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import NotFoundError, PolicyError
+from taskctx.jsonsafe import check_json_depth
 from taskctx.media import classify
 from taskctx.model import (
     ContextRef,
@@ -74,6 +75,7 @@ class RecordSource:
     ) -> None:
         self.store = store
         self.scope = dict(scope or {})
+        check_json_depth(self.scope, "record_store source scope")
         self.collections = tuple(collections) if collections is not None else None
         fingerprint = json.dumps(
             {"scope": self.scope, "collections": self.collections}, sort_keys=True

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from taskctx.cursor import CursorSigner, load_or_create_key
+from taskctx.cursor import CursorSigner, check_ttl, load_or_create_key
 from taskctx.errors import CursorError, NotFoundError, PolicyError
 from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
@@ -277,8 +277,10 @@ class RecordStore:
 
         ``max_records``/``max_bytes`` bound what one page returns (a page always holds at
         least one record when any remain). Given a ``cursor``, it must be one this very
-        query issued (else CursorError) and the page continues it.
+        query issued (else CursorError) and the page continues it. ``cursor_ttl`` is
+        seconds in ``(0, MAX_CURSOR_TTL]`` (``taskctx.cursor.check_ttl``).
         """
+        cursor_ttl = check_ttl(cursor_ttl)
         spec = QuerySpec.build(
             collection=collection,
             kind=kind,
@@ -300,6 +302,7 @@ class RecordStore:
         self, spec: QuerySpec, revision: int, *, cursor_ttl: float = 3600, operation: str = "query"
     ) -> QueryPage:
         """First page of ``spec`` pinned to ``revision`` (used by pinned views too)."""
+        cursor_ttl = check_ttl(cursor_ttl)
         with self._read() as conn:
             considered = count_matching(conn, spec, revision)
         return self._page(spec, revision, None, considered, 0, 1, cursor_ttl, operation)
@@ -485,6 +488,7 @@ class RecordStore:
         cursor_ttl: float = 3600,
     ) -> EventPage:
         """First page of the matching events in revision order, pinned to the current revision."""
+        cursor_ttl = check_ttl(cursor_ttl)
         if order not in ("asc", "desc"):
             raise ValueError(f"order must be 'asc' or 'desc', not {order!r}")
         if page_size < 1:

@@ -175,8 +175,8 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
                 )
             encoded = encode(item.content)
             stored = encoded.stored
-            scope_json = canonical_json(dict(item.scope or {}))
-            meta_json = canonical_json(dict(item.meta or {}))
+            scope_json = canonical_json(dict(item.scope or {}), "record scope")
+            meta_json = canonical_json(dict(item.meta or {}), "record meta")
             pairs = scope_pairs(item.scope)
             kind, source = item.kind, item.source
         version = 1 if previous is None else previous[0] + 1

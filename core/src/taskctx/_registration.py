@@ -1,0 +1,174 @@
+"""What one plugin registration is: validation, origin, staging (for ``taskctx.plugins``).
+
+``validate`` checks one ``register(...)`` call against what each registry needs;
+``Origin`` says where a plugin comes from and how the ownership rules see it;
+``Staged`` holds a plugin's registrations until the host settles who owns each name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from taskctx._ownership import FIRST_PARTY_DISTRIBUTIONS, Claimant, Tier, normalize_name
+from taskctx.errors import TaskCtxError
+
+__all__ = [
+    "Entry",
+    "Failure",
+    "Origin",
+    "Staged",
+    "Staging",
+    "accepts_keyword",
+    "check_options",
+    "describe",
+    "media",
+    "validate",
+]
+
+_REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (strings, callables)
+    "scoped_readers": (("scope_kinds", "media_types"), ("async_read_scoped",)),
+    "file_io_handlers": (("suffixes", "media_types"), ("parse",)),
+    "index_providers": ((), ("open_partition",)),
+    "selectors": ((), ("async_select",)),
+    "commands": ((), ("invoke", "main")),
+}
+_INDEX_KINDS = ("structural", "lexical", "vector", "hybrid")
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def media(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _check_strings(obj: object, attr: str) -> None:
+    value = getattr(obj, attr)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"{attr} must be a tuple of str, not {type(value).__name__}")
+    if not all(isinstance(v, str) and v for v in value):
+        raise TypeError(f"{attr} must hold non-empty str only")
+
+
+def validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    """Check one registration; return (name, value) or raise TypeError/ValueError."""
+    expected = 2 if kind == "source_kinds" else 1
+    if len(args) != expected:
+        usage = "register(kind, factory)" if expected == 2 else "register(obj)"
+        raise TypeError(f"{usage} takes {expected} argument(s), got {len(args)}")
+    name, value = args if expected == 2 else (getattr(args[0], "name", None), args[0])
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, not {name!r}")
+    if kind == "source_kinds":
+        if not callable(value):
+            raise TypeError(f"factory for {name!r} is not callable")
+        return name, value
+    strings, methods = _REQUIRED[kind]
+    missing = [a for a in (*strings, *methods) if not hasattr(value, a)]
+    if missing:
+        raise TypeError(f"{type(value).__name__} {name!r} lacks {', '.join(missing)}")
+    for attr in strings:
+        _check_strings(value, attr)
+    for attr in methods:
+        if not callable(getattr(value, attr)):
+            raise TypeError(f"{attr} of {name!r} is not callable")
+    if kind == "index_providers":
+        if getattr(value, "kind", None) not in _INDEX_KINDS:
+            raise ValueError(f"index provider kind must be one of {', '.join(_INDEX_KINDS)}")
+        if not isinstance(getattr(value, "needs_text", None), bool):
+            raise TypeError("index provider needs_text must be a bool")
+    return name, value
+
+
+@attrs.frozen
+class Origin:
+    name: str
+    version: str | None
+    module: str | None
+    entry_point: str | None
+    plugin_name: str
+    builtin: bool
+
+    @property
+    def label(self) -> str:
+        if self.entry_point is None and not self.builtin:
+            return f"{self.name!r} (in-process)"
+        return f"{self.name!r} {self.version or '(no version)'}"
+
+    @property
+    def claimant(self) -> Claimant:
+        identity = normalize_name(self.name)
+        if self.builtin:
+            tier = Tier.BUILTIN
+        elif self.entry_point is None:
+            tier = Tier.EXPLICIT
+        else:
+            tier = Tier.FIRST_PARTY if identity in FIRST_PARTY_DISTRIBUTIONS else Tier.THIRD_PARTY
+        return Claimant(identity, self.label, tier)
+
+
+@attrs.frozen
+class Entry:
+    value: Any
+    origin: Origin
+
+    @property
+    def owner(self) -> str:
+        return self.origin.label
+
+    @property
+    def builtin(self) -> bool:
+        return self.origin.builtin
+
+
+@attrs.frozen
+class Staged:
+    """A plugin whose hooks ran; its registrations wait for ownership to be settled."""
+
+    origin: Origin
+    plugin: object
+    hooks: tuple[str, ...]
+    entries: dict[str, dict[str, Any]]
+
+
+@attrs.define
+class Staging:
+    kind: str
+    entries: dict[str, Any] = attrs.field(factory=dict)
+    errors: list[str] = attrs.field(factory=list)
+    open: bool = True
+
+
+class Failure(Exception):
+    """Internal: one plugin failed; the message becomes its record's error."""
+
+
+def accepts_keyword(factory: Callable[..., Any], name: str) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    return name in parameters  # an explicit parameter: **kwargs may mean something else
+
+
+def check_options(
+    kind: str, owner: str, factory: Callable[..., Any], options: Mapping[str, Any]
+) -> None:
+    """Refuse options the factory of ``kind`` cannot take, naming the ones it can."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to check against: let the call decide
+        return
+    try:
+        signature.bind(**options)
+    except TypeError as exc:
+        accepted = ", ".join(n for n in signature.parameters if n != "host") or "none"
+        raise TaskCtxError(
+            f"source kind {kind!r} ({owner}) cannot be made from these options: {exc} "
+            f"(it takes: {accepted})"
+        ) from None
