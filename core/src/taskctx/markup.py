@@ -40,6 +40,7 @@ their view is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from xml.parsers import expat
 
 __all__ = [
@@ -78,29 +79,52 @@ def _ref(code: int) -> str:
 
 
 def _table(*, attribute: bool, one_line: bool) -> dict[str, str]:
-    table = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "\r": _ref(0x0D)}
+    table = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
     table.update({chr(code): chr(_PICTURE_BASE + code) for code in _C0})
     table.update({chr(code): _ref(code) for code in (*_REFERENCED, *_TAGS)})
     table.update({chr(code): _REPLACEMENT for code in _NOT_XML})
-    table["\r\n"] = "\n"
     if one_line:
-        table.update({"\t": _ref(0x09), "\n": _ref(0x0A), "\r\n": _ref(0x0A)})
+        table.update({"\t": _ref(0x09), "\n": _ref(0x0A)})
     if attribute:
         table['"'] = "&quot;"
     return table
 
 
 def _class(codes: list[int]) -> str:
-    return "".join(re.escape(chr(code)) for code in codes)
+    """A regex character class body of ``codes``, consecutive runs as ranges."""
+    runs: list[list[int]] = []
+    for code in sorted(codes):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in runs
+    )
 
 
-_SINGLES = _class([*_C0, *_REFERENCED]) + "\U000e0000-\U000e007f\ud800-\udfff\ufffe\uffff"
-_TEXT = re.compile(rf"\r\n?|\[(?=\[)|[&<>{_SINGLES}]")
-_LINE = re.compile(rf"\r\n?|\[(?=\[)|[&<>\t\n{_SINGLES}]")
-_ATTR = re.compile(rf"\r\n?|\[(?=\[)|[&<>\"\t\n{_SINGLES}]")
-_TEXT_TABLE = _table(attribute=False, one_line=False)
-_LINE_TABLE = _table(attribute=False, one_line=True)
-_ATTR_TABLE = _table(attribute=True, one_line=True)
+def _replacer(table: dict[str, str]) -> Callable[[re.Match[str]], str]:
+    """The substitution of one special character; ``[`` and CR look at the next one."""
+
+    def replace(match: re.Match[str]) -> str:
+        char = match.group()
+        if char == "[":
+            return "&#91;" if match.string.startswith("[", match.end()) else "["
+        if char == "\r":  # CR LF is LF: drop the CR, the LF is matched on its own
+            return "" if match.string.startswith("\n", match.end()) else "&#xD;"
+        return table[char]
+
+    return replace
+
+
+# one character class and no alternation: the scan stays fast on large contents
+_SINGLES = _class([*_C0, *_REFERENCED, *_TAGS, *_NOT_XML])
+_TEXT = re.compile(rf"[&<>\[\r{_SINGLES}]")
+_LINE = re.compile(rf"[&<>\[\r\t\n{_SINGLES}]")
+_ATTR = re.compile(rf"[&<>\"\[\r\t\n{_SINGLES}]")
+_TEXT_SUB = _replacer(_table(attribute=False, one_line=False))
+_LINE_SUB = _replacer(_table(attribute=False, one_line=True))
+_ATTR_SUB = _replacer(_table(attribute=True, one_line=True))
 
 _VIEW = re.compile(rf"\r\n|[{_class(_C0)}\ud800-\udfff\ufffe\uffff]")
 _VIEW_TABLE = {"\r\n": "\n", **{chr(code): chr(_PICTURE_BASE + code) for code in _C0}}
@@ -130,13 +154,14 @@ def escape_text(text: str, *, one_line: bool = False) -> str:
     With ``one_line`` TAB, LF and CR are char references too, so the text stays on
     one line of the markup (a value shown inline cannot start a line of its own).
     """
-    table = _LINE_TABLE if one_line else _TEXT_TABLE
-    return (_LINE if one_line else _TEXT).sub(lambda match: table[match.group()], text)
+    if one_line:
+        return _LINE.sub(_LINE_SUB, text)
+    return _TEXT.sub(_TEXT_SUB, text)
 
 
 def escape_attr(text: str) -> str:
     """``text`` as an attribute value between double quotes (``"`` and line ends too)."""
-    return _ATTR.sub(lambda match: _ATTR_TABLE[match.group()], text)
+    return _ATTR.sub(_ATTR_SUB, text)
 
 
 def view_text(text: str) -> str:
