@@ -20,6 +20,7 @@ from taskctx.errors import (
     StaleReaderError,
     UnsupportedScopeError,
 )
+from taskctx.markup import label
 from taskctx.media import MediaClass, classify, sniff_image
 from taskctx.model import (
     Attachment,
@@ -113,18 +114,19 @@ def digest_outline(
         )
     original = read.chars_total if read.chars_total is not None else candidate.chars
     head = (
-        f"[lossy digest of {candidate.title or candidate.ref.path}: {original} chars "
+        f"[lossy digest of {label(candidate.title or candidate.ref.path)}: {original} chars "
         f"not delivered in full; full text at [[ref:{alias(full_ref)}]]]\n"
     )
     if candidate.summary:
-        head += f"summary: {candidate.summary}\n"
+        head += f"summary: {label(candidate.summary)}\n"
     lines = [head, "sections in order:\n"]
     used = len(head) + len(lines[1])
     section_refs: list[ContextRef] = []
     for index, section in enumerate(sections[:MAX_OUTLINE_SECTIONS]):
         ref = candidate.ref.with_scope(section.scope)
         size = f" ({section.chars} chars)" if section.chars is not None else ""
-        line = f"{'  ' * max(0, section.level - 1)}- {section.title} [[ref:{{alias}}]]{size}\n"
+        title = label(section.title)
+        line = f"{'  ' * max(0, section.level - 1)}- {title} [[ref:{{alias}}]]{size}\n"
         omitted_note = f"[{len(sections) - index} more sections not listed]\n"
         if used + len(line) + 12 + len(omitted_note) > max_chars:
             lines.append(omitted_note)

@@ -1,30 +1,70 @@
-"""The model's view of a package: blocks, attachments and omissions by alias, and coverage.
+"""The model's view of a package: one XML 1.0 document whose structure only this module writes.
 
 Canonical refs never appear here: every ref is a request-local ``[[ref:ref_N]]`` alias
-the host maps back with ``ContextPackage.resolve_alias``.
+the host maps back with ``ContextPackage.resolve_alias``. Every value that came from a
+source or a caller (content, titles, scopes, details, reasons, messages) is escaped by
+:mod:`taskctx.markup`, so none of it can open or close an element or show an alias.
+The only raw ``[[ref:...]]`` in the view are the kernel's: in ``ref`` attributes and in
+the lines of a lossy digest that point at the digest's own full and section refs.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import quoteattr
+
+from taskctx.markup import attrs, escape_attr, escape_text
+from taskctx.model import Completeness, ContextBlock, Representation
 
 if TYPE_CHECKING:
     from taskctx.model import ContextPackage
 
-__all__ = ["render_package"]
+__all__ = ["MORE_TEXT", "render_package"]
+
+MORE_TEXT = "another page of this snapshot is available"
+"""The text of the ``<more>`` element of a package with another page."""
+
+_ALIAS_TOKEN = re.compile(r"\[\[ref:([^\[\]]*)\]\]")
 
 
-def _attrs(**values: object) -> str:
-    return " ".join(f"{k}={quoteattr(str(v))}" for k, v in values.items() if v is not None)
+def _ref(alias: str) -> str:
+    return f"[[ref:{escape_attr(alias)}]]"
+
+
+def _digest_aliases(block: ContextBlock, alias_of: dict[str, str]) -> frozenset[str]:
+    """The aliases a kernel-written lossy digest may show raw: its full and section refs."""
+    if block.completeness is not Completeness.LOSSY or block.full_ref is None:
+        return frozenset()
+    if block.representation is not Representation.LOSSY_DIGEST:
+        return frozenset()
+    refs = (block.full_ref, *block.section_refs)
+    return frozenset(alias_of[str(ref)] for ref in refs if str(ref) in alias_of)
+
+
+def _content(block: ContextBlock, alias_of: dict[str, str]) -> str:
+    """The escaped content of ``block``, ending with a newline."""
+    own = _digest_aliases(block, alias_of)
+    if not own:
+        body = escape_text(block.content)
+    else:
+        parts: list[str] = []
+        last = 0
+        for match in _ALIAS_TOKEN.finditer(block.content):
+            if match[1] in own:
+                parts.append(escape_text(block.content[last : match.start()]))
+                parts.append(f"[[ref:{match[1]}]]")
+                last = match.end()
+        parts.append(escape_text(block.content[last:]))
+        body = "".join(parts)
+    return body if body.endswith("\n") else body + "\n"
 
 
 def render_package(package: ContextPackage) -> str:
-    """Render ``package`` as tagged text for a model."""
-    out = [f"<context {_attrs(task=package.task_id, page=package.page)}>"]
+    """Render ``package`` as the XML document a model reads (see docs/concepts.md)."""
+    alias_of = {str(ref): alias for alias, ref in package.aliases.items()}
+    out = [f"<context {attrs(task=package.task_id, page=package.page)}>"]
     for block in package.blocks:
-        head = _attrs(
-            ref=f"[[ref:{block.alias}]]",
+        head = attrs(
             role=block.role,
             required="true" if block.required else None,
             title=block.title,
@@ -33,48 +73,39 @@ def render_package(package: ContextPackage) -> str:
             chars=block.chars,
             chars_original=block.chars_original if block.chars_original != block.chars else None,
         )
-        body = block.content if block.content.endswith("\n") else block.content + "\n"
-        out.append(f"<block {head}>\n{body}</block>")
+        out.append(f'<block ref="{_ref(block.alias)}" {head}>\n{_content(block, alias_of)}</block>')
     for attachment in package.attachments:
-        head = _attrs(
-            ref=f"[[ref:{attachment.alias}]]",
+        head = attrs(
             media_type=attachment.media_type,
             width=attachment.width,
             height=attachment.height,
         )
-        out.append(f"<attachment {head}/>")
+        out.append(f'<attachment ref="{_ref(attachment.alias)}" {head}/>')
     for omission in package.omissions:
-        out.append(
-            "<omitted "
-            + _attrs(
-                ref=f"[[ref:{omission.alias}]]",
-                reason=omission.reason.value,
-                required="true" if omission.required else None,
-                size=omission.size,
-                media_type=omission.media_type,
-                detail=omission.detail,
-            )
-            + "/>"
+        head = attrs(
+            reason=omission.reason.value,
+            required="true" if omission.required else None,
+            size=omission.size,
+            media_type=omission.media_type,
+            detail=omission.detail,
         )
+        out.append(f'<omitted ref="{_ref(omission.alias)}" {head}/>')
     for binding_id, cov in package.source_coverage.items():
-        out.append(
-            "<coverage "
-            + _attrs(
-                binding=binding_id,
-                status=cov.status.value,
-                outcome=cov.outcome.value,
-                enumeration=cov.enumeration.value,
-                considered=cov.considered,
-                delivered=cov.delivered,
-                omitted=cov.omitted,
-                reasons="; ".join(cov.reasons) or None,
-            )
-            + "/>"
+        head = attrs(
+            binding=binding_id,
+            status=cov.status.value,
+            outcome=cov.outcome.value,
+            enumeration=cov.enumeration.value,
+            considered=cov.considered,
+            delivered=cov.delivered,
+            omitted=cov.omitted,
+            reasons="; ".join(cov.reasons) or None,
         )
+        out.append(f"<coverage {head}/>")
     for diagnostic in package.diagnostics:
-        head = _attrs(code=diagnostic.code, severity=diagnostic.severity.value)
-        out.append(f"<diagnostic {head}>{diagnostic.message}</diagnostic>")
+        head = attrs(code=diagnostic.code, severity=diagnostic.severity.value)
+        out.append(f"<diagnostic {head}>{escape_text(diagnostic.message)}</diagnostic>")
     if package.has_more:
-        out.append("<more>another page of this snapshot is available</more>")
+        out.append(f"<more>{MORE_TEXT}</more>")
     out.append("</context>")
     return "\n".join(out)

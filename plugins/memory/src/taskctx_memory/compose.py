@@ -5,12 +5,18 @@ another's: the coordinator hands each capability only the turn, checks every ret
 section against that capability's declared limits (fail closed, never cut), rejects
 duplicate names, and orders the blocks deterministically: declared order, then the
 ``end`` capabilities (the working-state projection) in declared order.
+
+The rendered request context is one XML document whose frame only the coordinator
+writes: each block inside ``<section capability="name">``, all of them inside
+``<request-context>``. Every block is checked to be well-formed markup first, so no
+block can close its section or open another's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from taskctx.markup import escape_attr
 from taskctx.model import FrozenModel
 from taskctx_memory.request import (
     ContextSection,
@@ -23,7 +29,24 @@ from taskctx_memory.request import (
 __all__ = ["BLOCK_SEPARATOR", "ComposedContext", "RequestContextComposer"]
 
 BLOCK_SEPARATOR = "\n\n"
-"""What :meth:`ComposedContext.render` puts between two blocks."""
+"""What :meth:`ComposedContext.render` puts between two sections."""
+
+_OPEN, _CLOSE = "<request-context>\n", "\n</request-context>"
+
+
+def _section_open(name: str) -> str:
+    return f'<section capability="{escape_attr(name)}">\n'
+
+
+_SECTION_CLOSE = "\n</section>"
+
+
+def _frame_chars(names: list[str]) -> int:
+    """Characters :meth:`ComposedContext.render` adds around blocks of ``names``."""
+    if not names:
+        return 0
+    frames = sum(len(_section_open(name)) + len(_SECTION_CLOSE) for name in names)
+    return len(_OPEN) + len(_CLOSE) + frames + len(BLOCK_SEPARATOR) * (len(names) - 1)
 
 
 class ComposedContext(FrozenModel):
@@ -50,8 +73,14 @@ class ComposedContext(FrozenModel):
         return None
 
     def render(self) -> str:
-        """Every block's text, in order, separated by a blank line."""
-        return BLOCK_SEPARATOR.join(section.text for section in self.sections)
+        """The request context: each block in its ``<section>``, in order; "" for none."""
+        if not self.sections:
+            return ""
+        framed = (
+            f"{_section_open(section.capability)}{section.text}{_SECTION_CLOSE}"
+            for section in self.sections
+        )
+        return _OPEN + BLOCK_SEPARATOR.join(framed) + _CLOSE
 
 
 class RequestContextComposer:
@@ -88,8 +117,8 @@ class RequestContextComposer:
     @property
     def max_chars(self) -> int:
         """The most characters one composed context can render to."""
-        blocks = [c.limits.max_chars for c in self._capabilities]
-        return sum(blocks) + len(BLOCK_SEPARATOR) * max(len(blocks) - 1, 0)
+        blocks = sum(c.limits.max_chars for c in self._capabilities)
+        return blocks + _frame_chars([c.name for c in self._capabilities])
 
     def compose(self, request: RequestTurn) -> ComposedContext:
         """Ask every capability for its block of ``request`` and check each one.

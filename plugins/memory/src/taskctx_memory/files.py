@@ -9,11 +9,21 @@ even if the file changed or the workspace now resolves the path elsewhere; a new
 
 Bounds: ``max_files`` (a selection over it is refused when the capability is made:
 explicitly selected files are never dropped), ``max_lines_per_file`` and ``max_chars``
-for the whole block. A file over a bound is delivered cut, with an explicit marker
-stating the lines and characters omitted and the whole file's sha256; never silently.
-The characters are shared fairly: small files whole, the rest split what remains.
-Non-text files (images, binaries, documents without a handler) are named with their
-media type, size and sha256, never their contents. A missing file is reported missing.
+for the whole block as the model reads it (escaped). A file over a bound is delivered
+cut, with an explicit ``<truncated>`` element stating the lines and characters omitted;
+never silently. The characters are shared fairly: small files whole, the rest split
+what remains. Non-text files (images, binaries, documents without a handler) are named
+with their media type, size and sha256, never their contents. A missing file is
+reported missing. Each file is one ``<file>`` element whose facts are attributes and
+whose text is escaped content, so no file can close its element or fake another::
+
+    Selected files (loaded at the first request of this run):
+    <file path="log.txt" media_type="text/plain" bytes="790" sha256="..." lines="100" ...>
+    step 0
+    <truncated lines_omitted="99" chars_omitted="783"/>
+    </file>
+    <file path="shot.png" media_type="image/png" ... status="reference_only" reason="..."/>
+    <file path="gone.txt" status="not_found"/>
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from pydantic import Field
 from taskctx_workspace import TaskWorkspace, WorkspaceNotFoundError
 from taskctx_workspace.paths import normalize_relative
 
+from taskctx.markup import attrs, element, escape_text
 from taskctx.model import FrozenModel
 from taskctx_memory.request import (
     CapabilityLimitError,
@@ -34,7 +45,6 @@ from taskctx_memory.request import (
     ContextSection,
     Placement,
     RequestTurn,
-    one_line,
 )
 
 __all__ = ["FileContext", "FileContextLimits", "PinnedFile"]
@@ -89,30 +99,54 @@ def _head_lines(text: str, count: int) -> str:
     return text[: end + 1]
 
 
+def _split_lf(text: str) -> list[str]:
+    """``text`` split after each LF (escaping is additive over such pieces)."""
+    pieces = text.split("\n")
+    return [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
 def _cut(text: str, allowance: int) -> str:
-    """``text`` cut to ``allowance`` characters, at a line end when one is inside."""
-    if len(text) <= allowance:
+    """The longest start of ``text`` whose escaped form fits ``allowance`` characters.
+
+    Cut at a line end when a whole line fits, else inside the first line.
+    """
+    if len(escape_text(text)) <= allowance:
         return text
-    part = text[:allowance]
-    end = part.rfind("\n")
-    return part[: end + 1] if end >= 0 else part
+    kept = size = 0
+    for line in _split_lf(text):
+        cost = len(escape_text(line))
+        if size + cost > allowance:
+            break
+        size += cost
+        kept += len(line)
+    if kept:
+        return text[:kept]
+    first = text.partition("\n")[0]
+    low, high = 0, len(first)  # escaped length only grows with the prefix of one line
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(escape_text(first[:middle])) <= allowance:
+            low = middle
+        else:
+            high = middle - 1
+    return first[:low]
 
 
-def _marker(pin: PinnedFile, lines_omitted: int, chars_omitted: int) -> str:
-    return (
-        f"[truncated: {lines_omitted} of {pin.lines_total} lines and {chars_omitted} of "
-        f"{pin.chars_total} chars omitted; whole file sha256 {pin.sha256}]"
-    )
+def _truncated(lines_omitted: int, chars_omitted: int) -> str:
+    return element("truncated", None, lines_omitted=lines_omitted, chars_omitted=chars_omitted)
 
 
-def _heading(pin: PinnedFile) -> str:
-    path = one_line(pin.path)
+_CLOSE = "</file>"
+
+
+def _open(pin: PinnedFile) -> str:
+    """The ``<file>`` tag of ``pin``: self-closing unless it delivers text."""
     if pin.status == "not_found":
-        return f"=== {path}: not found in the workspace ==="
-    facts = f"{pin.media_type}, {pin.size} bytes, sha256 {pin.sha256}"
+        return f"<file {attrs(path=pin.path, status='not_found')}/>"
+    facts = attrs(path=pin.path, media_type=pin.media_type, bytes=pin.size, sha256=pin.sha256)
     if pin.status == "reference_only":
-        return f"=== {path} ({facts}): not text, contents not delivered ({pin.reason}) ==="
-    return f"=== {path} ({facts}, {pin.lines_total} lines, {pin.chars_total} chars) ==="
+        return f"<file {facts} {attrs(status='reference_only', reason=pin.reason)}/>"
+    return f"<file {facts} {attrs(lines=pin.lines_total, chars=pin.chars_total)}>"
 
 
 def _fair_shares(needs: list[int], available: int) -> list[int]:
@@ -201,7 +235,7 @@ class FileContext:
         }
         if result.text is None:
             reason = result.problem.message if result.problem else str(result.representation)
-            return PinnedFile(status="reference_only", reason=one_line(reason), **facts)
+            return PinnedFile(status="reference_only", reason=reason, **facts)
         text = result.text
         return PinnedFile(
             status="text",
@@ -221,12 +255,14 @@ class FileContext:
         bodies: list[str] = []
         overhead = len(HEADER)
         for pin in loaded:
-            overhead += 1 + len(_heading(pin))
+            overhead += 1 + len(_open(pin))
             body = _head_lines(pin.text or "", limit)
             bodies.append(body)
             if pin.status == "text":
-                # room for a newline before the marker and the longest marker this file can have
-                overhead += 2 + len(_marker(pin, pin.lines_total, pin.chars_total))
+                # a newline after a cut body, the longest <truncated> this file can have
+                # with its newline, and the closing tag with its newline
+                worst = _truncated(pin.lines_total, pin.chars_total)
+                overhead += 1 + 1 + len(worst) + 1 + len(_CLOSE)
         available = self.limits.max_chars - overhead
         if available < 0:
             raise CapabilityLimitError(
@@ -236,11 +272,11 @@ class FileContext:
                 overhead,
                 "the headings and markers of the selected files alone do not fit",
             )
-        shares = _fair_shares([len(body) for body in bodies], available)
+        shares = _fair_shares([len(escape_text(body)) for body in bodies], available)
         pins: list[PinnedFile] = []
         parts = [HEADER]
         for pin, body, share in zip(loaded, bodies, shares, strict=True):
-            parts.append(_heading(pin))
+            parts.append(_open(pin))
             if pin.status != "text":
                 pins.append(pin)
                 continue
@@ -248,9 +284,11 @@ class FileContext:
             lines_omitted = pin.lines_total - _line_count(delivered)
             chars_omitted = pin.chars_total - len(delivered)
             if delivered:  # the join's newline stands for the last line's own
-                parts.append(delivered[:-1] if delivered.endswith("\n") else delivered)
+                shown = escape_text(delivered)
+                parts.append(shown[:-1] if shown.endswith("\n") else shown)
             if chars_omitted:
-                parts.append(_marker(pin, lines_omitted, chars_omitted))
+                parts.append(_truncated(lines_omitted, chars_omitted))
+            parts.append(_CLOSE)
             pins.append(
                 pin.model_copy(
                     update={

@@ -4,6 +4,16 @@ Contributed on ``user_input`` requests only (None on tool results). The folder i
 with ``os.scandir`` breadth first, names sorted by code point, symlinks never followed
 (reported as symlinks). File kinds come from the path alone (no byte is read).
 
+Each entry is one element with its whole relative path in an escaped attribute, so no
+name can fake another entry, a depth or a note::
+
+    Workspace outline (names, sizes and kinds only; no file contents):
+    <file path="README.md" bytes="47" media_type="text/markdown"/>
+    <dir path="src" note="1 entries not shown"/>
+      <file path="src/upload.py" bytes="15" media_type="text/x-python"/>
+      <symlink path="src/link" note="not followed"/>
+    … 1 more entries not shown (max_entries=3)
+
 Bounds: ``max_depth`` (top-level entries are depth 1; a folder at the limit is shown
 with "contents not listed"), ``max_entries`` and ``max_chars``. Entries are chosen
 breadth first, so the top of the tree wins, and shown as an indented tree. How many
@@ -27,6 +37,7 @@ from taskctx_workspace import TaskWorkspace
 from taskctx_workspace.paths import TEMP_MARKER, is_state_name
 
 from taskctx.errors import NotFoundError
+from taskctx.markup import element
 from taskctx.media import classify
 from taskctx_memory.request import (
     CapabilityLimitError,
@@ -34,7 +45,6 @@ from taskctx_memory.request import (
     ContextSection,
     Placement,
     RequestTurn,
-    one_line,
 )
 
 __all__ = ["OutlineLimits", "WorkspaceOutline"]
@@ -161,16 +171,15 @@ def _folder_note(entry: _Entry, scan: _Scan, shown_children: Counter[str]) -> st
 
 def _line(entry: _Entry, scan: _Scan, shown_children: Counter[str]) -> str:
     indent = "  " * (entry.depth - 1)
-    name = one_line(entry.name)
     if entry.kind == "dir":
         note = _folder_note(entry, scan, shown_children)
-        return f"{indent}{name}/" + (f" ({note})" if note else "")
+        return indent + element("dir", None, path=entry.rel, note=note or None)
     if entry.kind == "file":
         media = classify(entry.rel).media_type
-        return f"{indent}{name} (file, {entry.size} bytes, {media})"
+        return indent + element("file", None, path=entry.rel, bytes=entry.size, media_type=media)
     if entry.kind == "symlink":
-        return f"{indent}{name} (symlink, not followed)"
-    return f"{indent}{name} (special file, not read)"
+        return indent + element("symlink", None, path=entry.rel, note="not followed")
+    return indent + element("special", None, path=entry.rel, note="special file, not read")
 
 
 class WorkspaceOutline:

@@ -20,16 +20,17 @@ reserved first, so the count always fits. Tasks may take up to half of the rest 
 there are notes; notes then take what is left: first a ``<note-ref>`` for every note
 that fits (in key order), then, in key order, whole values in place of refs while they
 fit. A note is shown whole or not at all (a ref names it; ``note_get`` reads it); notes
-and tasks that fit in no form are counted. Tasks are whole lines or counted. Values are
-escaped (``& < > " '``), so no value can break the markup.
+and tasks that fit in no form are counted. Tasks are whole lines or counted. Keys,
+values and titles are escaped by :mod:`taskctx.markup` (the kernel's one table), so no
+value can open or close an element, end an attribute or show a package alias.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from taskctx.markup import element
 from taskctx.model import FrozenModel
 from taskctx_memory.config import MIN_PROJECTION_CHARS
 from taskctx_memory.values import Task
@@ -59,22 +60,16 @@ class Projection(FrozenModel):
     tasks_omitted: tuple[str, ...] = ()
 
 
-def _escape(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 def _note_line(key: str, value: str) -> str:
-    return f'<note key="{_escape(key)}">{_escape(value)}</note>'
+    return element("note", value, key=key)
 
 
 def _ref_line(key: str) -> str:
-    return f'<note-ref key="{_escape(key)}"/>'
+    return element("note-ref", None, key=key)
 
 
 def _task_line(task: Task) -> str:
-    return (
-        f'<task id="{_escape(task.id)}" status="{task.status.value}">{_escape(task.title)}</task>'
-    )
+    return element("task", task.title, id=task.id, status=task.status.value)
 
 
 def _omitted_line(section: str, count: int) -> str:

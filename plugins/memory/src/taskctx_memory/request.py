@@ -7,6 +7,11 @@ section against them with :func:`check_section` and fails closed, never cutting.
 
 The limit rule is generic: ``section.chars <= limits.max_chars``, and for every measured
 amount ``used[k]`` that has a declared ``max_<k>`` limit, ``used[k] <= max_<k>``.
+
+A section's text is markup: text and balanced elements, every value from outside escaped
+with :mod:`taskctx.markup`. :func:`check_section` refuses a text that is not well-formed
+or holds a raw ``[[``, so no value a capability forgot to escape can close the frame the
+coordinator puts around its block or show the shape of a package alias.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Literal, Protocol
 from pydantic import Field, model_validator
 
 from taskctx.errors import TaskCtxError
+from taskctx.markup import check_fragment
 from taskctx.model import FrozenModel
 
 __all__ = [
@@ -31,7 +37,6 @@ __all__ = [
     "RequestContextError",
     "RequestTurn",
     "check_section",
-    "one_line",
 ]
 
 Boundary = Literal["user_input", "tool_result"]
@@ -165,26 +170,12 @@ class RequestCapability(Protocol):
         ...
 
 
-_LINE_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-_LINE_ESCAPES.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
-_LINE_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: newlines, tabs and other control characters escaped.
-
-    Names and values from outside (metadata, file names) cannot start a fake line or
-    header inside a block.
-    """
-    return text.translate(_LINE_ESCAPES)
-
-
 def check_section(name: str, limits: CapabilityLimits, section: object) -> ContextSection:
     """``section`` if it is ``name``'s honest section within ``limits``; else raise.
 
-    Raises :class:`CapabilityContractError` for a wrong type, a wrong name or limit facts
-    that differ from ``limits``, and :class:`CapabilityLimitError` for any amount over
-    its declared limit.
+    Raises :class:`CapabilityContractError` for a wrong type, a wrong name, limit facts
+    that differ from ``limits`` or a text that is not well-formed markup, and
+    :class:`CapabilityLimitError` for any amount over its declared limit.
     """
     if not isinstance(section, ContextSection):
         raise CapabilityContractError(
@@ -202,6 +193,13 @@ def check_section(name: str, limits: CapabilityLimits, section: object) -> Conte
         )
     if section.chars > limits.max_chars:
         raise CapabilityLimitError(name, "max_chars", limits.max_chars, section.chars)
+    try:
+        check_fragment(section.text)
+    except ValueError as error:
+        raise CapabilityContractError(
+            f"capability {name!r} returned a block that is not safe markup ({error}); "
+            "escape every value from outside with taskctx.markup"
+        ) from None
     for amount, value in section.used.items():
         bound = declared.get(f"max_{amount}")
         if isinstance(bound, int) and value > bound:

@@ -3,9 +3,16 @@
 The provider (a callable returning a Mapping) is called once per request. Only the keys
 the caller selected are shown, in the order selected; any other key is never shown,
 even when present. A selected key the mapping lacks is reported as absent, never
-invented. Each value is shown on one line and bounded by ``max_value_chars`` with an
-explicit marker of the characters not shown; selected keys that do not fit
-``max_chars`` are counted in an explicit line, never silently dropped.
+invented. Each value is one ``<value key="...">`` element on one line, escaped, and
+bounded by ``max_value_chars`` (``chars_omitted`` says how many characters are not
+shown); selected keys that do not fit ``max_chars`` are counted in an explicit line,
+never silently dropped::
+
+    Runtime context:
+    <value key="cwd">/srv/upload</value>
+    <value key="branch" chars_omitted="50">xxxx</value>
+    <value key="date" absent="true"/>
+    … 2 selected keys not shown (max_chars=2000)
 """
 
 from __future__ import annotations
@@ -15,19 +22,18 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import Field, model_validator
 
+from taskctx.markup import attrs, escape_text
 from taskctx_memory.request import (
     CapabilityLimitError,
     CapabilityLimits,
     ContextSection,
     Placement,
     RequestTurn,
-    one_line,
 )
 
 __all__ = ["RuntimeContext", "RuntimeLimits", "render_value"]
 
 HEADER = "Runtime context:"
-ABSENT = "(absent: not in the runtime metadata)"
 
 
 class RuntimeLimits(CapabilityLimits):
@@ -45,12 +51,18 @@ class RuntimeLimits(CapabilityLimits):
 
 
 def render_value(value: object) -> str:
-    """A metadata value as one line: strings as they are, other values as JSON."""
+    """A metadata value as text (unescaped): strings as they are, other values as JSON."""
     if isinstance(value, str):
-        text = value
-    else:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return one_line(text)
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _value_line(key: str, shown: str | None, cut: int = 0) -> str:
+    """The ``<value>`` element of ``key`` showing ``shown`` (None: the key is absent)."""
+    if shown is None:
+        return f"<value {attrs(key=key, absent=True)}/>"
+    head = attrs(key=key, chars_omitted=cut or None)
+    return f"<value {head}>{escape_text(shown, one_line=True)}</value>"
 
 
 def _omission_line(count: int, limits: RuntimeLimits) -> str:
@@ -93,13 +105,13 @@ class RuntimeContext:
     def _line(self, key: str, metadata: Mapping[str, object]) -> tuple[str, int, int]:
         """The line of ``key``, the value characters shown and those cut."""
         if key not in metadata:
-            return f"- {one_line(key)}: {ABSENT}", 0, 0
+            return _value_line(key, None), 0, 0
         value = render_value(metadata[key])
         bound = self.limits.max_value_chars
         if len(value) <= bound:
-            return f"- {one_line(key)}: {value}", len(value), 0
+            return _value_line(key, value), len(value), 0
         cut = len(value) - bound
-        return f"- {one_line(key)}: {value[:bound]}… [+{cut} chars not shown]", bound, cut
+        return _value_line(key, value[:bound], cut), bound, cut
 
     def contribute(self, turn: RequestTurn) -> ContextSection | None:
         """The selected keys as read from the provider now (every request, any boundary)."""
