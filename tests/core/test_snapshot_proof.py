@@ -448,3 +448,17 @@ def test_index_skips_reads_of_other_versions(tmp_path: Path) -> None:
     assert state.revision is None
     (partition,) = provider.partitions.values()
     assert set(partition.docs) == {"a.txt"}
+
+
+def test_versionless_reads_during_sync_make_the_binding_unavailable(tmp_path: Path) -> None:
+    """A source whose reads report no content version cannot feed a text index: the read
+    reports the binding unavailable, naming why, and other bindings still deliver."""
+    provider = KeepingProvider()
+    ctx = context(WholeNoVersion({"a.txt": LONG}), host_with(provider_plugin(provider)), tmp_path)
+    ctx.attach(MemorySource({"b.txt": "bee line"}), binding_id="other")
+    package = ctx.reader("c", budget=BUDGET).read("line")
+    assert package.source_coverage["src"].outcome.value == "unavailable"
+    (diagnostic,) = [d for d in package.diagnostics if d.binding_id == "src"]
+    assert "no content version" in diagnostic.message
+    assert [b.content for b in package.blocks] == ["bee line"]
+    assert not any(p.docs for key, p in provider.partitions.items() if key.binding_id == "src")
