@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from taskctx.errors import SourceUnavailableError
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
+from taskctx.protocols import ContextSource
 from taskctx.testing import MemorySource
 
 
@@ -73,3 +76,31 @@ class BrokenReadSource(MemorySource):
         if ref.path.startswith("broken"):
             raise OSError(f"I/O error reading {ref.path}")
         return await super().async_read_exact(ref, limit)
+
+
+class CueAfterEnumeration:
+    """Wraps any source; when an enumeration's last page is out, ``cue`` runs once (a
+    writer that acts between the reader's enumeration and its readback)."""
+
+    def __init__(self, inner: ContextSource, cue: Callable[[], None]) -> None:
+        self.inner = inner
+        self.cue: Callable[[], None] | None = cue
+        self.kind = inner.kind
+        self.identity = getattr(inner, "identity", None)
+        self.serves_pinned_revisions = getattr(inner, "serves_pinned_revisions", False)
+
+    async def async_revision(self) -> str:
+        """The inner source's revision."""
+        return await self.inner.async_revision()
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """The inner enumeration; the cue runs after its last page."""
+        page = await self.inner.async_enumerate_descriptors(request)
+        if page.next_cursor is None and self.cue is not None:
+            cue, self.cue = self.cue, None
+            cue()
+        return page
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """The inner exact read."""
+        return await self.inner.async_read_exact(ref, limit)

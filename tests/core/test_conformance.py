@@ -24,6 +24,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.plugins import FIRST_PARTY_KINDS, PluginHost, PluginRecord, normalize_name
+from taskctx.sections import parse_line_scope, slice_lines
 from taskctx.testing import MemorySource, SourceContract, sha256_of
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -185,7 +186,47 @@ class DropsScope(MemorySource):
         return descriptor.model_copy(update={"sections": sections})
 
 
-ITEMS: dict[str, str | bytes] = {"notes/a.md": "# A\n\nalpha\n", "b.txt": "beta", "c.txt": "gamma"}
+class NoVersion(MemorySource):
+    """Reports no content version on whole reads."""
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        read = await super().async_read_exact(ref, limit)
+        return read.model_copy(update={"content_version": None})
+
+
+class ScopedWithoutVersion(MemorySource):
+    """Serves line scopes itself and reports no content version for them."""
+
+    async def async_read_scoped(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        whole = await super().async_read_exact(ref.with_scope(None), None)
+        first, last = parse_line_scope(ref.scope or "")
+        text = slice_lines(whole.text or "", first, last)
+        return ExactRead.from_text(ref.path, text, limit, scope=ref.scope)
+
+
+class ScopedVersionOfTheSlice(ScopedWithoutVersion):
+    """Reports the digest of the slice as the content version of a scoped read."""
+
+    async def async_read_scoped(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        read = await super().async_read_scoped(ref, limit)
+        return read.model_copy(update={"content_version": read.digest})
+
+
+class EchoesPin(MemorySource):
+    """Hands the pinned version back as the content version, whatever it read."""
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        read = await super().async_read_exact(ref, limit)
+        if ref.version is None:
+            return read
+        return read.model_copy(update={"content_version": ref.version})
+
+
+ITEMS: dict[str, str | bytes] = {
+    "notes/a.md": "# A\n\nalpha\n\n# B\n\nbeta\n",
+    "b.txt": "beta",
+    "c.txt": "gamma",
+}
 
 
 @pytest.mark.parametrize(
@@ -195,6 +236,10 @@ ITEMS: dict[str, str | bytes] = {"notes/a.md": "# A\n\nalpha\n", "b.txt": "beta"
         (OversizedPages, "test_page_size_is_honoured"),
         (CutDigest, "test_bounded_reads_are_honoured"),
         (DropsScope, "test_scoped_refs_read_their_scope"),
+        (NoVersion, "test_content_versions_agree"),
+        (ScopedWithoutVersion, "test_scoped_reads_report_the_version"),
+        (ScopedVersionOfTheSlice, "test_scoped_reads_report_the_version"),
+        (EchoesPin, "test_reads_never_echo_a_foreign_pin"),
     ],
 )
 def test_source_rules_catch_broken_sources(source_class: type[MemorySource], rule: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from taskctx.index import ContextIndex, PartitionState, StructuralProvider, passes_filters
-from taskctx.model import ContextFilters, EnumerationRequest, SourceDescriptor
+from taskctx.model import ContextFilters, EnumerationRequest, ExactRead, SourceDescriptor
 from taskctx.protocols import (
     IndexDocument,
     IndexPartition,
@@ -77,11 +77,10 @@ def synced(
     key = PartitionKey(binding_id="b", source_identity="s", provider=provider.name)
     state = index.state(key, provider)
 
-    async def load_text(descriptor: SourceDescriptor) -> str | None:
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
         from taskctx.model import ContextRef
 
-        read = await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
-        return read.text
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
 
     async def run() -> PartitionState:
         return await index.sync(state, source, await source.async_revision(), load_text)
@@ -209,9 +208,11 @@ def test_concurrent_syncs_apply_a_change_once(tmp_path: Path) -> None:
     key = PartitionKey(binding_id="b", source_identity="s", provider=provider.name)
     state = index.state(key, provider)
 
-    async def load_text(descriptor: SourceDescriptor) -> str | None:
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
         await asyncio.sleep(0)  # yield, so the two syncs interleave
-        return descriptor.path
+        return ExactRead.from_text(
+            descriptor.path, descriptor.path, None, content_version=descriptor.content_version
+        )
 
     async def race() -> None:
         revision = await source.async_revision()

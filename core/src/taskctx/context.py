@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
-from taskctx.errors import MediaError, PolicyError, TaskCtxError
+from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
 from taskctx.index import (
     ContextIndex,
     PartitionState,
+    RevisionMovedError,
     StructuralProvider,
     SyncReport,
     TextLoader,
@@ -26,6 +27,7 @@ from taskctx.model import (
     ContextBudget,
     ContextConsumer,
     ContextRef,
+    ExactRead,
     FrozenModel,
     ReaderState,
     SectionInfo,
@@ -317,16 +319,18 @@ class TaskContext:
         )
 
     def text_loader(self, binding: SourceBinding) -> TextLoader:
-        """Reads a descriptor's whole text for a provider that indexes text (None if not text)."""
+        """Reads a descriptor's whole text for a provider that indexes text (None if not text),
+        with the content version of the bytes it came from."""
         from taskctx.readback import Readback, candidate_of
 
         readback = Readback(self)
 
-        async def load_text(descriptor: SourceDescriptor) -> str | None:
+        async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
             candidate = candidate_of(binding, descriptor, None)
             if not readback.is_text(candidate):
                 return None
-            return (await readback.read(candidate, None)).text
+            # the index compares the version read with the descriptor's before storing
+            return await readback.read_reporting_version(candidate, None)
 
         return load_text
 
@@ -346,7 +350,17 @@ class TaskContext:
                 if progress is not None:
                     progress(binding_id, done, total)
 
-            await self.index.sync(state, binding.source, revision, self.text_loader(binding), tick)
+            load_text = self.text_loader(binding)
+            try:
+                await self.index.sync(state, binding.source, revision, load_text, tick)
+            except RevisionMovedError as moved:  # re-sync once at the revision it moved to
+                try:
+                    await self.index.sync(state, binding.source, moved.seen, load_text, tick)
+                except RevisionMovedError as again:
+                    raise StaleReaderError(
+                        f"source {binding.binding_id!r} kept changing while it was indexed "
+                        f"({again}); what was read at its own version is kept, run again"
+                    ) from None
             assert state.last_sync is not None
             reports[binding.binding_id] = state.last_sync
         return reports

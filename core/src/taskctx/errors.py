@@ -20,6 +20,7 @@ __all__ = [
     "UnknownAliasError",
     "UnknownSourceKindError",
     "UnsupportedScopeError",
+    "UnverifiedReadError",
 ]
 
 
@@ -29,6 +30,11 @@ class TaskCtxError(Exception):
 
 class StaleReaderError(TaskCtxError):
     """The reader's pinned snapshot no longer matches the task context or its sources."""
+
+
+class UnverifiedReadError(TaskCtxError):
+    """A read reported no content version for an item pinned at one, so nothing proves it
+    came from the pinned snapshot (a source or scoped reader that breaks the protocol)."""
 
 
 class RequiredOverflowError(TaskCtxError):

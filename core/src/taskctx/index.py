@@ -4,6 +4,11 @@ A partition is synced to one source revision. A warm sync (same revision) does n
 work; a changed revision costs what changed: the source's change journal when it has
 one, otherwise one enumeration diffed by content version, and only changed documents
 are handed to the provider (and only they are read when the provider needs text).
+
+Text is stored only under the content version of the bytes it was read from: an item
+that changed between enumeration and its read is left out and the sync stops with
+``RevisionMovedError``, so the reader re-pins once (or fails closed) and the next sync
+indexes the new bytes under their own version.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Literal
 
 import attrs
 
+from taskctx.errors import StaleReaderError
 from taskctx.media import is_hidden_path
 from taskctx.model import (
     ContextFilters,
@@ -26,6 +32,7 @@ from taskctx.model import (
     DescriptorPage,
     Enumeration,
     EnumerationRequest,
+    ExactRead,
     FrozenModel,
     SourceDescriptor,
 )
@@ -52,7 +59,12 @@ __all__ = [
 ]
 
 NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER.value
-TextLoader = Callable[[SourceDescriptor], Awaitable[str | None]]
+TextLoader = Callable[[SourceDescriptor], Awaitable[ExactRead | None]]
+"""Reads a descriptor's whole text for a provider that indexes text (None: not text).
+
+The read reports the content version of the bytes it came from (or raises
+StaleReaderError when the source refuses the pinned version); the index stores its text
+only when that is the descriptor's version."""
 Progress = Callable[[int, int], None]
 """Called with (documents prepared, documents to prepare) while a sync indexes."""
 DescriptorKey = tuple[str, str | None]
@@ -122,12 +134,24 @@ class SortedDescriptors:
 
 
 class RevisionMovedError(Exception):
-    """Enumeration saw a revision other than the one being synced (internal signal)."""
+    """The source moved away from the revision being synced (internal signal).
 
-    def __init__(self, expected: str, seen: str) -> None:
-        super().__init__(f"source revision moved from {expected!r} to {seen!r} during sync")
+    Raised when enumeration saw another revision, or when an item read for indexing was
+    no longer at its descriptor's content version (``changed`` names those items).
+    """
+
+    def __init__(
+        self, expected: str, seen: str, changed: Sequence[tuple[str, str | None]] = ()
+    ) -> None:
+        message = f"source revision moved from {expected!r} to {seen!r} during sync"
+        if changed:
+            path, scope = changed[0]
+            first = path if scope is None else f"{path}#{scope}"
+            message += f"; {len(changed)} item(s) changed while being indexed (first: {first!r})"
+        super().__init__(message)
         self.expected = expected
         self.seen = seen
+        self.changed = tuple(changed)
 
 
 @attrs.define(slots=True)
@@ -387,7 +411,10 @@ class ContextIndex:
             changes = await source.async_changes(state.revision)
             if changes is not None and changes.revision == revision:
                 added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
-                await self._apply(state, changes.upserts, changes.deletes, load_text, progress)
+                moved_items = await self._apply(
+                    state, changes.upserts, changes.deletes, load_text, progress
+                )
+                await _stop_if_moved(state, source, revision, moved_items)
                 state.replace(changes.upserts, changes.deletes)
                 state.revision = revision
                 state.generation_seen = _generation(state.partition)
@@ -408,7 +435,8 @@ class ContextIndex:
         # what the partition holds decides what it needs, whoever wrote it last
         to_index = [d for d in fresh.values() if known.get(doc_id_of(*d.key)) != d.content_version]
         unindex = [key for key in _keys_of(known) if key not in fresh]
-        await self._apply(state, to_index, unindex, load_text, progress)
+        moved_items = await self._apply(state, to_index, unindex, load_text, progress)
+        await _stop_if_moved(state, source, revision, moved_items)
         state.replace(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
@@ -431,15 +459,31 @@ class ContextIndex:
         deletes: Sequence[DescriptorKey],
         load_text: TextLoader,
         progress: Progress | None = None,
-    ) -> None:
-        """Hand changed documents (with text, if the provider needs it) to the provider."""
+    ) -> list[SourceDescriptor]:
+        """Hand changed documents (with text, if the provider needs it) to the provider.
+
+        A document whose read came from other bytes than its descriptor's content version
+        is not handed over (text is never stored under a version it was not made from);
+        those descriptors are returned, and the caller stops the sync.
+        """
         if not upserts and not deletes:
-            return
+            return []
         documents = []
+        moved: list[SourceDescriptor] = []
         for done, descriptor in enumerate(upserts, start=1):
             if progress is not None:
                 progress(done, len(upserts))
-            text = await load_text(descriptor) if state.provider.needs_text else None
+            text = None
+            if state.provider.needs_text:
+                try:
+                    read = await load_text(descriptor)
+                except StaleReaderError:  # the source refused the version pinned in the ref
+                    moved.append(descriptor)
+                    continue
+                if read is not None and read.content_version != descriptor.content_version:
+                    moved.append(descriptor)
+                    continue
+                text = read.text if read is not None else None
             documents.append(
                 IndexDocument(
                     doc_id=doc_id_of(*descriptor.key),
@@ -453,6 +497,7 @@ class ContextIndex:
                 )
             )
         state.partition.apply(documents, [doc_id_of(*key) for key in deletes])
+        return moved
 
     def candidates(
         self,
@@ -513,6 +558,24 @@ class ContextIndex:
         for state in self.states.values():
             state.partition.close()
         self.states.clear()
+
+
+async def _stop_if_moved(
+    state: PartitionState, source: ContextSource, revision: str, moved: Sequence[SourceDescriptor]
+) -> None:
+    """Stop a sync some of whose items changed while being read for indexing.
+
+    What was read at its descriptor's version stays applied (a long first sync keeps its
+    progress), but the partition no longer matches the revision's descriptors: the state
+    forgets its revision, so the next sync diffs against what the partition holds and
+    indexes the changed items from their new bytes.
+    """
+    if not moved:
+        return
+    state.revision = None
+    state.generation_seen = None
+    seen = await source.async_revision()
+    raise RevisionMovedError(revision, seen, [d.key for d in moved])
 
 
 def _generation(partition: IndexPartition) -> str | None:

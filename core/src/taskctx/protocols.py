@@ -60,6 +60,14 @@ class ContextSource(Protocol):
     A source never judges relevance across sources; ranking is the kernel's job.
     ``async_read_exact`` raises ``NotFoundError`` for an unknown ref and never returns
     more than ``limit`` characters of text.
+
+    Every read reports ``content_version``: the version of the whole-item bytes the
+    content came from (a scoped read too: the version of the item it sliced). The kernel
+    puts the version it pinned in ``ref.version``; a source serves that version (if it
+    keeps history), reports the version it really read, or raises ``StaleReaderError``
+    early. It never echoes ``ref.version`` back for other bytes. A read whose version
+    differs from the pinned one fails closed (``StaleReaderError``), one with none too
+    (``UnverifiedReadError``).
     """
 
     kind: str
@@ -73,7 +81,8 @@ class ContextSource(Protocol):
         ...
 
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
-        """Bounded canonical content of ``ref`` with the digest of the whole content."""
+        """Bounded canonical content of ``ref`` with the digest of the whole content and
+        the ``content_version`` of the bytes it came from (``ref.version`` is the pin)."""
         ...
 
 
@@ -91,7 +100,10 @@ class ScopedRead(Protocol):
     """Locates a deterministic bounded range inside an already-selected, authorized ref.
 
     ``scope_kinds`` lists the scope prefixes it serves (``lines``, ``page``, ``sheet``...);
-    ``media_types`` the media types (empty: any text type).
+    ``media_types`` the media types (empty: any text type). The read it returns reports
+    the ``content_version`` of the whole item it sliced (the one its read of the item
+    reported), so the kernel can prove it is the pinned one; without it the read fails.
+    A source's own ``async_read_scoped(ref, limit)`` keeps the same rule.
     """
 
     @property
@@ -112,7 +124,8 @@ class ScopedRead(Protocol):
     async def async_read_scoped(
         self, source: ContextSource, ref: ContextRef, limit: int | None
     ) -> ExactRead:
-        """Read ``ref.scope`` of ``ref`` from ``source``."""
+        """Read ``ref.scope`` of ``ref`` from ``source`` (pass ``ref.version`` on to the
+        source's read); report the content version of the whole item it sliced."""
         ...
 
 

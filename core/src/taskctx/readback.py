@@ -2,8 +2,10 @@
 
 Every read of content goes through :class:`Readback`: direct entries are sliced in
 memory, scoped refs go to the source's own scoped read or a registered ScopedRead,
-whole items to ``async_read_exact``. A content version that differs from the pinned
-one fails closed, and no source may return more than the limit it was given.
+whole items to ``async_read_exact``. Every read of an item the snapshot pinned at a
+content version must report the version of the whole-item bytes it came from, scoped
+reads included: a different version fails closed (``StaleReaderError``), a missing one
+too (``UnverifiedReadError``), and no source may return more than the limit it was given.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from taskctx.assembly import Candidate
-from taskctx.errors import NotFoundError, StaleReaderError, UnsupportedScopeError
+from taskctx.errors import (
+    NotFoundError,
+    StaleReaderError,
+    UnsupportedScopeError,
+    UnverifiedReadError,
+)
 from taskctx.media import MediaClass, classify, guess_media_type
 from taskctx.model import (
     DIRECT_BINDING,
@@ -72,50 +79,71 @@ class Readback:
         return classify(candidate.ref.path, candidate.media_type).media_class is MediaClass.TEXT
 
     async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:
-        """Bounded exact content of a candidate: direct, scoped or whole; checked against
-        the pinned content version."""
+        """Bounded exact content of a candidate (direct, scoped or whole), proven to come
+        from the pinned content version: a read of other bytes raises StaleReaderError."""
+        read, served_by = await self._route(candidate, limit)
+        if (
+            candidate.content_version is not None
+            and read.content_version != candidate.content_version
+        ):
+            raise StaleReaderError(
+                f"{candidate.ref} changed since the snapshot: {served_by} read content version "
+                f"{read.content_version!r}, the snapshot pinned {candidate.content_version!r}"
+            )
+        return read
+
+    async def read_reporting_version(self, candidate: Candidate, limit: int | None) -> ExactRead:
+        """Like :meth:`read`, but a read of another version than the pinned one is returned,
+        not refused: the index stores text only under the version it was made from."""
+        read, _ = await self._route(candidate, limit)
+        return read
+
+    async def _route(self, candidate: Candidate, limit: int | None) -> tuple[ExactRead, str]:
+        """The read of a candidate and who served it; a read of an item pinned at a content
+        version must report the version of the whole-item bytes it came from."""
         ref = candidate.ref
         if ref.binding == DIRECT_BINDING:
-            return self.read_direct(ref, limit)
+            return self.read_direct(ref, limit), "the direct entry"
         binding = self.context.bindings.get(ref.binding)
         if binding is None:
             raise NotFoundError(
                 f"{ref} names no attached binding {ref.binding!r} in task {self.context.task_id!r}"
             )
         source = binding.source
+        # the pinned version goes down so a source can refuse other bytes before slicing
         pinned = ref.model_copy(update={"version": candidate.content_version})
         own_scoped = getattr(source, "async_read_scoped", None)
-        if ref.scope is not None and own_scoped is None:
+        served_by = f"source {binding.kind!r} (async_read_exact)"
+        if ref.scope is not None and own_scoped is not None:
+            served_by = f"source {binding.kind!r} (async_read_scoped)"
+            read = await own_scoped(pinned, limit)
+        elif ref.scope is not None:
             reader = self.context.host.scoped_reader_for(
                 scope_kind(ref.scope), candidate.media_type
             )
             if reader is not None:
+                served_by = f"scoped reader {reader.name!r} over source {binding.kind!r}"
                 read = await reader.async_read_scoped(source, pinned, limit)
             else:
                 read = await source.async_read_exact(pinned, limit)
-        elif ref.scope is not None and own_scoped is not None:
-            read = await own_scoped(pinned, limit)
         else:
             read = await source.async_read_exact(pinned, limit)
-        if (
-            candidate.content_version is not None
-            and read.content_version is not None
-            and ref.scope is None
-            and read.content_version != candidate.content_version
-        ):
-            raise StaleReaderError(
-                f"{ref} changed since the snapshot (content version "
-                f"{candidate.content_version!r} became {read.content_version!r})"
-            )
         if ref.scope is not None and read.scope != ref.scope:
             raise UnsupportedScopeError(
                 f"nothing serves scope {ref.scope!r} of {ref.with_scope(None)}: no scoped reader "
                 f"for {scope_kind(ref.scope)!r} on {candidate.media_type} and the source "
                 f"returned scope {read.scope!r}"
             )
+        if candidate.content_version is not None and read.content_version is None:
+            raise UnverifiedReadError(
+                f"{ref}: {served_by} reported no content version, so nothing proves the read "
+                f"came from the pinned version {candidate.content_version!r}; every read, "
+                "scoped ones included, must report the content version of the whole-item "
+                "bytes it read"
+            )
         if limit is not None and read.text is not None and len(read.text) > limit:
             read = read.model_copy(update={"text": read.text[:limit], "complete": False})
-        return read
+        return read, served_by
 
     def read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
         """A direct entry, whole or by line scope."""

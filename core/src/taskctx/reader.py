@@ -333,7 +333,7 @@ class ContextReader:
                 if not allow_repin:
                     raise StaleReaderError(
                         f"source {binding.binding_id!r} no longer serves the pinned revision "
-                        f"{revision!r} (it answered {moved.seen!r})"
+                        f"{revision!r} ({moved})"
                     ) from None
                 revision = moved.seen
                 self._snapshot = self._snapshot.model_copy(
@@ -345,7 +345,7 @@ class ContextReader:
                 except RevisionMovedError as again:
                     raise StaleReaderError(
                         f"source {binding.binding_id!r} kept changing during the read "
-                        f"({revision!r} then {again.seen!r}); failing closed"
+                        f"({again}); failing closed"
                     ) from None
         except (StaleReaderError, PolicyError):
             raise

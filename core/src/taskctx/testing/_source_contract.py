@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taskctx.errors import NotFoundError
+from taskctx.errors import NotFoundError, StaleReaderError
 from taskctx.model import (
     BINDING_ID_PATTERN,
     ContextRef,
@@ -107,7 +107,8 @@ class SourceContract:
         self, source: ContextSource, ref: ContextRef, media_type: str, limit: int | None
     ) -> ExactRead:
         """Read a scoped ref the way the kernel does: the source's own scoped read, else a
-        registered scoped reader for the scope kind and media type, else the exact read."""
+        registered scoped reader for the scope kind and media type, else the exact read.
+        The kernel pins ``ref.version`` to the item's content version; pass it in ``ref``."""
         own = getattr(source, "async_read_scoped", None)
         if own is not None:
             read: ExactRead = _run(own(ref, limit))
@@ -269,12 +270,55 @@ class SourceContract:
                 assert read.digest == sha256_of(read.data)
 
     def test_content_versions_agree(self, source: ContextSource) -> None:
-        """When an exact read sets ``content_version``, it is the descriptor's: the kernel
-        fails a read closed when they differ."""
+        """Every exact read of a whole item reports ``content_version``, the descriptor's: it
+        is what proves the read came from the pinned snapshot. The kernel fails a read
+        closed when it differs (``StaleReaderError``) or is missing (``UnverifiedReadError``)."""
         for descriptor in self._whole_items(source):
-            read = self._read(source, descriptor.path)
-            if read.content_version is not None:
-                assert read.content_version == descriptor.content_version, descriptor.path
+            for version in (None, descriptor.content_version):
+                read = self._read(source, descriptor.path, version=version)
+                where = f"{descriptor.path} (pinned {version!r})"
+                assert read.content_version is not None, f"{where}: no content_version"
+                assert read.content_version == descriptor.content_version, where
+
+    def test_scoped_reads_report_the_version(self, source: ContextSource) -> None:
+        """Every scope a descriptor offers, read as the kernel reads it (pinned to the
+        item's content version), reports ``content_version``: the version of the whole-item
+        bytes the scope was sliced from, which is the descriptor's. A scoped read that
+        reports none, or another, cannot be proven to come from the snapshot."""
+        for d in self._descriptors(source):
+            if not self._readable(d):
+                continue
+            scopes = [d.scope] if d.scope is not None else [s.scope for s in d.sections]
+            for scope in scopes:
+                ref = ContextRef(
+                    binding=_BINDING, path=d.path, scope=scope, version=d.content_version
+                )
+                read = self._read_scoped(source, ref, d.media_type, None)
+                assert read.content_version is not None, f"{ref}: no content_version"
+                assert read.content_version == d.content_version, (
+                    f"{ref}: scoped read reports {read.content_version!r}, the item is "
+                    f"{d.content_version!r}"
+                )
+
+    def test_reads_never_echo_a_foreign_pin(self, source: ContextSource) -> None:
+        """A read pinned to a version the item never had either raises (StaleReaderError,
+        NotFoundError) or reports the version it really read, never the pin it was handed:
+        echoing ``ref.version`` back would let other bytes pass the kernel's check."""
+        foreign = "sha256:" + "0" * 64
+        for d in self._descriptors(source):
+            if not self._readable(d):
+                continue
+            scopes = [d.scope] if d.scope is not None else [None, *(s.scope for s in d.sections)]
+            for scope in scopes[:3]:
+                ref = ContextRef(binding=_BINDING, path=d.path, scope=scope, version=foreign)
+                try:
+                    if scope is None:
+                        read = _run(source.async_read_exact(ref, None))
+                    else:
+                        read = self._read_scoped(source, ref, d.media_type, None)
+                except (StaleReaderError, NotFoundError):
+                    continue
+                assert read.content_version != foreign, f"{ref}: echoed the pinned version"
 
     def test_pinned_reads_match(self, source: ContextSource) -> None:
         """A ref pinned to the descriptor's content version (the kernel reads so) returns

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
-from taskctx.media import MediaClass, decode_text
+from taskctx.errors import MediaError, NotFoundError, StaleReaderError, UnsupportedScopeError
+from taskctx.media import MediaClass, MediaDecision, decode_text
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -30,6 +30,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
+from taskctx_workspace.results import handler_missing
 
 if TYPE_CHECKING:
     from taskctx_workspace.workspace import TaskWorkspace
@@ -172,7 +173,7 @@ class WorkspaceSource:
             return
         if decision.media_class is MediaClass.DOCUMENT:
             try:
-                parsed = workspace.parsed(path)
+                parsed = self._parse(path, data, decision)
             except MediaError as exc:
                 problem = Problem(code=exc.code, message=str(exc))
                 yield SourceDescriptor(
@@ -282,20 +283,46 @@ class WorkspaceSource:
     # -- reads ---------------------------------------------------------------------------
 
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
-        """The file's text (parsed text for documents) cut at ``limit``, or its bytes."""
+        """The file's text (parsed text for documents) cut at ``limit``, or its bytes.
+
+        ``content_version`` is the sha256 of the bytes the content came from; a ref pinned
+        to another version (``ref.version``) raises StaleReaderError before any parse.
+        """
         if ref.scope is not None:
             return await self.async_read_scoped(ref, limit)
-        return await asyncio.to_thread(self._read_whole, ref.path, limit)
+        return await asyncio.to_thread(self._read_whole, ref.path, limit, ref.version)
 
     async def async_read_scoped(self, ref: ContextRef, limit: int | None) -> ExactRead:
-        """A line range of a text file, or a page/sheet/slide/section of a document."""
+        """A line range of a text file, or a page/sheet/slide/section of a document, sliced
+        from one read of the file's bytes whose sha256 is the ``content_version``."""
         if ref.scope is None:
             return await self.async_read_exact(ref, limit)
-        return await asyncio.to_thread(self._read_scope, ref.path, ref.scope, limit)
+        return await asyncio.to_thread(self._read_scope, ref.path, ref.scope, limit, ref.version)
 
-    def _read_whole(self, path: str, limit: int | None) -> ExactRead:
+    def _pinned_bytes(self, path: str, pinned: str | None) -> tuple[bytes, str]:
+        """One read of the file and the content version of exactly those bytes; refused when
+        the reader pinned another version (the file changed since the snapshot)."""
         data = self._bytes(path)
         version = "sha256:" + hashlib.sha256(data).hexdigest()
+        if pinned is not None and version != pinned:
+            raise StaleReaderError(
+                f"{path} changed since the snapshot: its bytes are {version}, the reader "
+                f"pinned {pinned}"
+            )
+        return data, version
+
+    def _parse(self, path: str, data: bytes, decision: MediaDecision) -> ParsedDocument:
+        """The parse of exactly ``data`` (cached by its digest), never of a later read of the
+        file: ``workspace.parsed(path)`` reads the file again, which may hold other bytes."""
+        handler = self.workspace.file_io_handler_for(path, decision.media_type)
+        if handler is None:
+            problem = handler_missing(path, decision.media_type)
+            raise MediaError(problem.message, code=problem.code)
+        digest = hashlib.sha256(data).hexdigest()
+        return self.workspace._parses().parsed(digest, handler, path, lambda: data)
+
+    def _read_whole(self, path: str, limit: int | None, pinned: str | None) -> ExactRead:
+        data, version = self._pinned_bytes(path, pinned)
         decision = self.workspace.media(path, data[:512])
         if decision.media_class is MediaClass.TEXT:
             return ExactRead.from_text(
@@ -306,7 +333,7 @@ class WorkspaceSource:
                 content_version=version,
             )
         if decision.media_class is MediaClass.DOCUMENT:
-            parsed = self.workspace.parsed(path)
+            parsed = self._parse(path, data, decision)
             return ExactRead.from_text(
                 path,
                 parsed.text,
@@ -329,12 +356,13 @@ class WorkspaceSource:
             content_version=version,
         )
 
-    def _read_scope(self, path: str, scope: str, limit: int | None) -> ExactRead:
-        data = self._bytes(path)
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+    def _read_scope(
+        self, path: str, scope: str, limit: int | None, pinned: str | None
+    ) -> ExactRead:
+        data, version = self._pinned_bytes(path, pinned)
         decision = self.workspace.media(path, data[:512])
         if decision.media_class is MediaClass.DOCUMENT:
-            parsed = self.workspace.parsed(path)
+            parsed = self._parse(path, data, decision)
             section = _section(parsed, scope)
             if section is not None and section.start is not None and section.end is not None:
                 return ExactRead.from_text(
