@@ -1,8 +1,9 @@
 """Workspace outline: names, sizes and kinds of a folder's entries, never their contents.
 
 Contributed on ``user_input`` requests only (None on tool results). The folder is read
-with ``os.scandir`` breadth first, names sorted by code point, symlinks never followed
-(reported as symlinks). File kinds come from the path alone (no byte is read).
+with ``os.scandir`` breadth first through folder descriptors walked ``O_NOFOLLOW`` from
+the root's, names sorted by code point, symlinks never followed (reported as symlinks).
+File kinds come from the path alone (no byte is read).
 
 Each entry is one element with its whole relative path in an escaped attribute, so no
 name can fake another entry, a depth or a note::
@@ -110,6 +111,11 @@ def _size(item: os.DirEntry[str]) -> int | None:
         return None  # gone since the listing
 
 
+def _listed(item: os.DirEntry[str]) -> tuple[str, EntryKind, int | None]:
+    kind = _kind(item)
+    return item.name, kind, _size(item) if kind == "file" else None
+
+
 def _skipped(name: str, at_root: bool, include_hidden: bool) -> bool:
     if TEMP_MARKER in name or (at_root and is_state_name(name)):
         return True
@@ -120,37 +126,72 @@ def _parent(rel: str) -> str:
     return rel.rpartition("/")[0]
 
 
+_DIR_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _open_beneath(root_fd: int, rel_dir: str) -> int:
+    """A descriptor of folder ``rel_dir``, walked one component at a time from the root
+    with ``O_NOFOLLOW``: a folder swapped for a symlink since the listing is refused by the
+    open itself (OSError), never followed."""
+    fd = os.dup(root_fd)
+    try:
+        for name in rel_dir.split("/") if rel_dir else ():
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _scan(root: Path, limits: OutlineLimits, include_hidden: bool) -> _Scan:
-    """Every entry down to ``max_depth``, breadth first, at most ``max_scan`` of them."""
+    """Every entry down to ``max_depth``, breadth first, at most ``max_scan`` of them.
+
+    Folders are listed through descriptors walked ``O_NOFOLLOW`` from the root's, so a
+    folder swapped for a symlink to outside while the outline is made is reported
+    unreadable, never listed.
+    """
     scan = _Scan()
-    queue: deque[tuple[str, str, int]] = deque([("", os.fspath(root), 0)])
-    while queue:
-        rel_dir, path, depth = queue.popleft()
-        try:
-            with os.scandir(path) as found:
-                items = sorted(found, key=lambda item: item.name)
-        except OSError:
-            if not rel_dir:
-                raise
-            scan.unreadable.add(rel_dir)
-            continue
-        for item in items:
-            if _skipped(item.name, not rel_dir, include_hidden):
+    root_fd = os.open(root, _DIR_FLAGS)
+    queue: deque[tuple[str, int]] = deque([("", 0)])
+    try:
+        while queue:
+            rel_dir, depth = queue.popleft()
+            try:
+                fd = _open_beneath(root_fd, rel_dir)
+                try:
+                    with os.scandir(fd) as found:  # kinds and sizes while fd is open
+                        items = sorted((_listed(item) for item in found), key=lambda i: i[0])
+                finally:
+                    os.close(fd)
+            except OSError:
+                if not rel_dir:
+                    raise
+                scan.unreadable.add(rel_dir)
                 continue
-            if len(scan.entries) >= limits.max_scan:
-                scan.complete, scan.stopped_in = False, rel_dir
-                return scan
-            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
-            kind = _kind(item)
-            size = _size(item) if kind == "file" else None
-            scan.entries.append(_Entry(rel, item.name, depth + 1, kind, size))
-            scan.children[rel_dir] += 1
-            if kind == "dir":
-                if depth + 1 < limits.max_depth:
-                    queue.append((rel, item.path, depth + 1))
-                else:
-                    scan.unexpanded.add(rel)
-        scan.scanned.add(rel_dir)
+            for name, kind, size in items:
+                if _skipped(name, not rel_dir, include_hidden):
+                    continue
+                if len(scan.entries) >= limits.max_scan:
+                    scan.complete, scan.stopped_in = False, rel_dir
+                    return scan
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                scan.entries.append(_Entry(rel, name, depth + 1, kind, size))
+                scan.children[rel_dir] += 1
+                if kind == "dir":
+                    if depth + 1 < limits.max_depth:
+                        queue.append((rel, depth + 1))
+                    else:
+                        scan.unexpanded.add(rel)
+            scan.scanned.add(rel_dir)
+    finally:
+        os.close(root_fd)
     return scan
 
 
