@@ -9,9 +9,8 @@ from pydantic import ValidationError
 
 from taskctx import media
 from taskctx.errors import MediaError
+from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, ImageInfo, sniff_image
 from taskctx.media import (
-    ATTACHABLE_IMAGE_MEDIA_TYPES,
-    ImageInfo,
     MediaClass,
     MediaDecision,
     classify,
@@ -20,7 +19,6 @@ from taskctx.media import (
     guess_media_type,
     is_hidden_path,
     normalize_media_type,
-    sniff_image,
 )
 from taskctx.model import Representation
 from taskctx.testing import make_png

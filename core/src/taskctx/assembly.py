@@ -7,6 +7,7 @@ a candidate either fits whole or is omitted with a reason.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,8 +21,9 @@ from taskctx.errors import (
     StaleReaderError,
     UnsupportedScopeError,
 )
+from taskctx.images import validate_image
 from taskctx.markup import label
-from taskctx.media import MediaClass, classify, sniff_image
+from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type
 from taskctx.model import (
     Attachment,
     Completeness,
@@ -287,17 +289,27 @@ class PageAssembler:
         return None
 
     async def _attach(self, candidate: Candidate) -> None:
+        """Attach a fully validated image, or fail the read (``invalid_image``)."""
         read = await self.read(candidate, None)
-        if not read.data:
-            raise MediaError(f"{candidate.ref}: image is empty")
-        info = sniff_image(read.data, candidate.media_type)
+        data = read.data or b""
+        declared = [normalize_media_type(t) for t in (candidate.media_type, read.media_type)]
+        try:
+            info = await asyncio.to_thread(validate_image, data)
+            for said in declared:  # what the descriptor and the read each say it is
+                if said not in (info.media_type, OCTET_STREAM):
+                    raise MediaError(
+                        f"the source declares {said} but the bytes are {info.media_type}",
+                        code="invalid_image",
+                    )
+        except MediaError as exc:
+            raise MediaError(f"{candidate.ref}: {exc}", code="invalid_image") from None
         self.page.attachments.append(
             Attachment(
                 ref=candidate.ref,
                 alias=self.alias(candidate.ref),
                 media_type=info.media_type,
-                data_base64=base64.b64encode(read.data).decode("ascii"),
-                bytes=len(read.data),
+                data_base64=base64.b64encode(data).decode("ascii"),
+                bytes=len(data),
                 width=info.width,
                 height=info.height,
             )

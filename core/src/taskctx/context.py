@@ -12,6 +12,7 @@ import attrs
 
 from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
 from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
+from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, sniff_image
 from taskctx.index import (
     ContextIndex,
     PartitionState,
@@ -20,7 +21,7 @@ from taskctx.index import (
     SyncReport,
     TextLoader,
 )
-from taskctx.media import MediaClass, classify, decode_text
+from taskctx.media import MediaClass, classify, decode_text, normalize_media_type
 from taskctx.model import (
     BINDING_ID_PATTERN,
     DIRECT_BINDING,
@@ -182,6 +183,8 @@ class TaskContext:
         elif decision.media_class is MediaClass.TEXT:
             text = decode_text(content)
         else:
+            if media_type and normalize_media_type(media_type) in ATTACHABLE_IMAGE_MEDIA_TYPES:
+                sniff_image(content, media_type)  # a declared image type is what the bytes are
             text, data = None, bytes(content)
         entry_id = entry_id or f"entry-{self._next_entry}"
         if entry_id in self.entries:

@@ -7,16 +7,15 @@ audio, video and unknown bytes are reference only and are never guessed to be te
 Signals are the path (well-known name or suffix), a declared media type, a
 ``content_kind`` claim and the first bytes. When they disagree the decision closes
 towards non-text or unknown, never towards text; a magic number in the bytes wins over
-every name or claim. Each fact lives in one table below.
+every name or claim. Each fact lives in one table below. Whether an image is valid
+enough to become an attachment is :mod:`taskctx.images`' question.
 """
 
 from __future__ import annotations
 
 import codecs
 import mimetypes
-import struct
-import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from pydantic import model_validator
@@ -41,9 +40,7 @@ from taskctx.errors import MediaError
 from taskctx.model import FrozenModel, Representation
 
 __all__ = [
-    "ATTACHABLE_IMAGE_MEDIA_TYPES",
     "OCTET_STREAM",
-    "ImageInfo",
     "MediaClass",
     "MediaDecision",
     "classify",
@@ -52,7 +49,6 @@ __all__ = [
     "guess_media_type",
     "is_hidden_path",
     "normalize_media_type",
-    "sniff_image",
 ]
 
 
@@ -91,11 +87,6 @@ def _build_class_by_type() -> dict[str, MediaClass]:
 
 
 _CLASS_BY_TYPE: Mapping[str, MediaClass] = _build_class_by_type()
-
-ATTACHABLE_IMAGE_MEDIA_TYPES: frozenset[str] = frozenset(
-    {"image/png", "image/jpeg", "image/gif", "image/webp"}
-)
-"""Raster image types :func:`sniff_image` validates; only these can become attachments."""
 
 
 class MediaDecision(FrozenModel):
@@ -351,155 +342,6 @@ def is_hidden_path(path: str) -> bool:
     """
     normalized = path.replace("\\", "/")
     return any(part.startswith(".") and part not in (".", "..") for part in normalized.split("/"))
-
-
-class ImageInfo(FrozenModel):
-    """A validated raster image: its real media type and pixel dimensions."""
-
-    media_type: str
-    width: int
-    height: int
-
-
-def _need(data: bytes, size: int, what: str) -> None:
-    if len(data) < size:
-        raise MediaError(f"truncated {what}: need {size} bytes, got {len(data)}")
-
-
-_PNG_BIT_DEPTHS: dict[int, frozenset[int]] = {
-    0: frozenset({1, 2, 4, 8, 16}),
-    2: frozenset({8, 16}),
-    3: frozenset({1, 2, 4, 8}),
-    4: frozenset({8, 16}),
-    6: frozenset({8, 16}),
-}
-
-
-def _png_size(data: bytes) -> tuple[int, int]:
-    _need(data, 33, "PNG header (signature and IHDR chunk)")
-    length, chunk_type = struct.unpack(">I4s", data[8:16])
-    if chunk_type != b"IHDR" or length != 13:
-        raise MediaError("invalid PNG: the first chunk is not a 13-byte IHDR")
-    body = data[16:29]
-    (crc,) = struct.unpack(">I", data[29:33])
-    if zlib.crc32(data[12:29]) != crc:
-        raise MediaError("invalid PNG: IHDR checksum does not match")
-    width, height, depth, color, compression, filter_method, interlace = struct.unpack(
-        ">IIBBBBB", body
-    )
-    if width > 0x7FFFFFFF or height > 0x7FFFFFFF:
-        raise MediaError(f"invalid PNG: dimensions {width}x{height} exceed 2^31-1")
-    if depth not in _PNG_BIT_DEPTHS.get(color, frozenset()):
-        raise MediaError(f"invalid PNG: bit depth {depth} with colour type {color}")
-    if compression != 0 or filter_method != 0 or interlace not in (0, 1):
-        raise MediaError("invalid PNG: unknown compression, filter or interlace method")
-    return width, height
-
-
-def _gif_size(data: bytes) -> tuple[int, int]:
-    _need(data, 13, "GIF header (signature and logical screen descriptor)")
-    width, height = struct.unpack("<HH", data[6:10])
-    return int(width), int(height)
-
-
-_JPEG_SOF = frozenset(
-    {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
-)
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int]:
-    pos = 2
-    size = len(data)
-    while True:
-        if pos >= size:
-            raise MediaError("truncated JPEG: no frame header (SOF) before the data ended")
-        if data[pos] != 0xFF:
-            raise MediaError(f"invalid JPEG: expected a marker at byte offset {pos}")
-        while pos < size and data[pos] == 0xFF:
-            pos += 1  # fill bytes
-        if pos >= size:
-            raise MediaError("truncated JPEG: data ends inside a marker")
-        marker = data[pos]
-        pos += 1
-        if 0xD0 <= marker <= 0xD7 or marker == 0x01:
-            continue  # standalone markers carry no length
-        if marker in (0x00, 0xD8, 0xD9, 0xDA):
-            raise MediaError(
-                f"invalid JPEG: marker 0xFF{marker:02X} at byte offset {pos - 2} "
-                "before a frame header (SOF)"
-            )
-        if pos + 2 > size:
-            raise MediaError("truncated JPEG: data ends inside a segment length")
-        (length,) = struct.unpack(">H", data[pos : pos + 2])
-        if length < 2:
-            raise MediaError(f"invalid JPEG: segment length {length} at byte offset {pos}")
-        if marker in _JPEG_SOF:
-            if length < 8 or pos + 7 > size:
-                raise MediaError("truncated JPEG: frame header (SOF) is incomplete")
-            height, width = struct.unpack(">HH", data[pos + 3 : pos + 7])
-            return int(width), int(height)
-        pos += length
-
-
-def _webp_size(data: bytes) -> tuple[int, int]:
-    _need(data, 20, "WebP header")
-    fourcc = data[12:16]
-    (chunk_size,) = struct.unpack("<I", data[16:20])
-    if fourcc == b"VP8X":
-        _need(data, 30, "WebP VP8X header")
-        if chunk_size < 10:
-            raise MediaError(f"invalid WebP: VP8X chunk of {chunk_size} bytes")
-        width = int.from_bytes(data[24:27], "little") + 1
-        height = int.from_bytes(data[27:30], "little") + 1
-        return width, height
-    if fourcc == b"VP8L":
-        _need(data, 25, "WebP VP8L header")
-        if chunk_size < 5 or data[20] != 0x2F:
-            raise MediaError("invalid WebP: bad VP8L signature")
-        (bits,) = struct.unpack("<I", data[21:25])
-        if bits >> 29:
-            raise MediaError("invalid WebP: unknown VP8L version")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if fourcc == b"VP8 ":
-        _need(data, 30, "WebP VP8 header")
-        if chunk_size < 10 or data[23:26] != b"\x9d\x01\x2a" or data[20] & 1:
-            raise MediaError("invalid WebP: VP8 data does not start with a key frame")
-        width, height = struct.unpack("<HH", data[26:30])
-        return int(width) & 0x3FFF, int(height) & 0x3FFF
-    raise MediaError(f"invalid WebP: unknown first chunk {fourcc!r}")
-
-
-# --- Table: raster image type -> header parser (keys equal ATTACHABLE_IMAGE_MEDIA_TYPES).
-_IMAGE_PARSERS: dict[str, Callable[[bytes], tuple[int, int]]] = {
-    "image/png": _png_size,
-    "image/gif": _gif_size,
-    "image/jpeg": _jpeg_size,
-    "image/webp": _webp_size,
-}
-
-
-def sniff_image(data: bytes, declared_media_type: str | None = None) -> ImageInfo:
-    """Parse a PNG, GIF, JPEG or WebP header; raise MediaError unless it is a valid image.
-
-    Empty data, an unknown or truncated header, a zero dimension, or a declared media
-    type that disagrees with the bytes all raise :class:`~taskctx.errors.MediaError`.
-    """
-    if not data:
-        raise MediaError("empty image data")
-    magic = _magic_of(data)
-    if magic is None or magic.media_type not in _IMAGE_PARSERS:
-        found = f"{magic.name} data" if magic is not None else f"unrecognised bytes {data[:8]!r}"
-        raise MediaError(f"not a PNG, JPEG, GIF or WebP image: {found}")
-    if declared_media_type is not None:
-        declared = normalize_media_type(declared_media_type)
-        if declared != magic.media_type:
-            raise MediaError(
-                f"declared media type {declared!r} does not match the bytes ({magic.media_type})"
-            )
-    width, height = _IMAGE_PARSERS[magic.media_type](data)
-    if width <= 0 or height <= 0:
-        raise MediaError(f"{magic.name} image has a zero dimension ({width}x{height})")
-    return ImageInfo(media_type=magic.media_type, width=width, height=height)
 
 
 _CONTROL_CHARACTERS: dict[int, None] = {

@@ -343,10 +343,7 @@ class WorkspaceSource:
                 content_version=version,
                 sections=parsed.sections,
             )
-        if decision.media_class is MediaClass.IMAGE:
-            from taskctx_workspace.images import validate_image
-
-            validate_image(data, decision.media_type)
+        # an image is validated by the kernel (taskctx.images) when it becomes an attachment
         return ExactRead(
             path=path,
             data=data,
