@@ -37,6 +37,7 @@ from taskctx.model import (
 from taskctx.policy import RunConfiguration
 from taskctx.protocols import ContextSource, IndexProvider, PartitionKey
 from taskctx.sections import markdown_sections
+from taskctx.statefiles import StateDir
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
@@ -318,7 +319,7 @@ class TaskContext:
             key,
             provider,
             persistent=binding.identity is not None,
-            home=Path(home) if home is not None else None,
+            home=home if home is None or isinstance(home, StateDir) else Path(home),
         )
 
     def text_loader(self, binding: SourceBinding) -> TextLoader:

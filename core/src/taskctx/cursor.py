@@ -25,6 +25,7 @@ from typing import Any
 
 from taskctx.errors import CursorError
 from taskctx.jsonsafe import check_json_depth
+from taskctx.statefiles import check_state_file
 
 __all__ = [
     "MAX_CURSOR_TTL",
@@ -78,8 +79,11 @@ def default_state_dir() -> Path:
 def load_or_create_key(state_dir: Path) -> bytes:
     """The signing key: ``$TASKCTX_CURSOR_KEY``, else ``<state_dir>/cursor.key`` (made once).
 
-    The key file is created atomically with mode 0600, so concurrent first uses agree
-    on one key and a new process verifies the cursors an earlier one issued.
+    The key file is created exclusively (``O_EXCL``, never through a link) with mode 0600,
+    so concurrent first uses agree on one key and a new process verifies the cursors an
+    earlier one issued. A key file that is a symlink, a hard link or not a regular file is
+    refused (:class:`~taskctx.errors.StatePathError`): whoever planted it could choose
+    the key and forge cursors.
     """
     explicit = os.environ.get(KEY_ENV)
     if explicit:
@@ -90,27 +94,40 @@ def load_or_create_key(state_dir: Path) -> bytes:
     except FileNotFoundError:
         pass
     state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = state_dir / f".cursor.key.{os.getpid()}.{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    key = secrets.token_hex(32).encode()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     try:
-        os.write(fd, secrets.token_hex(32).encode())
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:  # another process won the race: theirs is the key
+        return _read_key(path)
+    try:
+        os.write(fd, key)
         os.fsync(fd)
     finally:
         os.close(fd)
-    try:
-        os.link(tmp, path)  # fails if another process won the race; theirs is used
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink()
-    return _read_key(path)
+    return key
+
+
+_MAX_KEY_BYTES = 4096
+_KEY_WRITE_WAIT_S = 2.0  # how long a reader waits for a concurrent creator's write
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _read_key(path: Path) -> bytes:
-    data = path.read_bytes().strip()
-    if len(data) < 32:
-        raise CursorError(f"cursor key file {path} is truncated; delete it to make a new one")
-    return data
+    deadline = time.monotonic() + _KEY_WRITE_WAIT_S
+    while True:
+        check_state_file(path)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        try:
+            data = os.read(fd, _MAX_KEY_BYTES).strip()
+        finally:
+            os.close(fd)
+        if len(data) >= 32:
+            return data
+        if time.monotonic() >= deadline:  # not a creator still writing: a damaged file
+            raise CursorError(f"cursor key file {path} is truncated; delete it to make a new one")
+        time.sleep(0.005)
 
 
 def _b64encode(data: bytes) -> str:

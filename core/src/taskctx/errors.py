@@ -15,6 +15,7 @@ __all__ = [
     "SelectionError",
     "SourceUnavailableError",
     "StaleReaderError",
+    "StatePathError",
     "SyncInAsyncError",
     "TaskCtxError",
     "UnknownAliasError",
@@ -55,6 +56,15 @@ class UnsupportedScopeError(TaskCtxError):
 
 class PolicyError(TaskCtxError):
     """A path, URL, ref or binding was refused by policy."""
+
+
+class StatePathError(PolicyError):
+    """A state folder or file (an index, a database, a key) is a link or not what it should
+    be; ``path`` names it and nothing was opened or written through it."""
+
+    def __init__(self, message: str, *, path: object) -> None:
+        super().__init__(message)
+        self.path = str(path)
 
 
 class CursorError(TaskCtxError):

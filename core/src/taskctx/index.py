@@ -46,6 +46,7 @@ from taskctx.protocols import (
     SearchResult,
     SupportsChanges,
 )
+from taskctx.statefiles import StateDir
 
 __all__ = [
     "NO_LEXICAL_PROVIDER",
@@ -354,21 +355,24 @@ class ContextIndex:
         provider: IndexProvider,
         *,
         persistent: bool = True,
-        home: Path | None = None,
+        home: Path | StateDir | None = None,
     ) -> PartitionState:
         """The partition state for ``key``, opened on first use (on disk if ``persistent``).
 
-        ``home`` is where the source wants its indexes (a workspace's ``.taskctx/index``);
-        otherwise the context's own index directory.
+        ``home`` is where the source wants its indexes (a workspace's ``.taskctx/index``,
+        as a :class:`~taskctx.statefiles.StateDir` below its root); otherwise the context's
+        own index directory. The partition folder is made without following links below
+        the trusted base; a link there raises :class:`~taskctx.errors.StatePathError`.
         """
         state = self.states.get(key)
         if state is None:
             directory = None
             base = home if home is not None else self.directory
             if persistent and base is not None:
-                directory = base / key.slug()
-            if directory is not None:
-                directory.mkdir(parents=True, exist_ok=True)
+                # the partition folder is made beneath the trusted base without following
+                # a link planted in the state folders (a ``.taskctx`` symlink in a workspace)
+                where = base if isinstance(base, StateDir) else StateDir(base)
+                directory = where.child(key.slug()).ensure()
             state = PartitionState(key, provider, provider.open_partition(key, directory))
             self.states[key] = state
         return state

@@ -371,7 +371,7 @@ def test_state_dir_holds_the_fact_cache(project: Project, tmp_path: Path, pin: P
     descriptors(repo)
     assert repo.state_dir == state
     assert (state / f"facts-v{FACTS_VERSION}.db").is_file()
-    assert repo.source().index_directory == state / "index"
+    assert repo.source().index_directory.path == state / "index"
     default = pin(project.path)
     assert default.state_dir == default.git_dir / "taskctx"
 

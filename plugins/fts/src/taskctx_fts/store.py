@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from taskctx.statefiles import connect_sqlite
 from taskctx_fts import schema
 
 __all__ = [
@@ -141,8 +142,10 @@ class FtsStore:
     # -- opening and recovery -------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        target = ":memory:" if self.path is None else str(self.path)
-        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        if self.path is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        else:  # never through a link planted at the file or its side files
+            conn = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
         try:
             for pragma in schema.PRAGMAS:
                 conn.execute(pragma)

@@ -33,6 +33,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.protocols import ChangeSet
+from taskctx.statefiles import StateDir
 from taskctx_memory.backends import note_of, task_of
 from taskctx_memory.items import (
     MEDIA_TYPE,
@@ -87,7 +88,7 @@ class SessionMemorySource:
         fingerprint = json.dumps({"session": session_id, "global": include_global})
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
         self.identity = f"session_memory:{self.store.root}:{digest}"
-        self.index_directory = Path(self.store.root) / ".taskctx" / "index"
+        self.index_directory = StateDir(self.store.root, (".taskctx", "index"))
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the store, the session and whether global memory is included."""

@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import NotFoundError, PolicyError
@@ -28,6 +27,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.protocols import ChangeSet
+from taskctx.statefiles import StateDir
 
 if TYPE_CHECKING:
     from taskctx_records.store import RecordStore
@@ -82,7 +82,7 @@ class RecordSource:
         )
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
         self.identity = f"record_store:{store.root}:{digest}"
-        self.index_directory = Path(store.root) / ".taskctx" / "index"
+        self.index_directory = StateDir(store.root, (".taskctx", "index"))
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the store, the scope and the collections."""

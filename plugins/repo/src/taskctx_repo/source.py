@@ -27,6 +27,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.sections import markdown_sections, parse_line_scope, slice_lines
+from taskctx.statefiles import StateDir
 from taskctx_repo.facts import FACTS_VERSION, BlobFacts
 from taskctx_repo.git import TreeEntry
 
@@ -52,7 +53,7 @@ class RepoSource:
     def __init__(self, repository: PinnedRepository) -> None:
         self.repository = repository
         self.identity = repository.identity
-        self.index_directory = repository.state_dir / "index"
+        self.index_directory = StateDir(repository.state_dir, ("index",))
         self._handler_tags: dict[str, str] = {}
 
     def describe(self) -> dict[str, Any]:

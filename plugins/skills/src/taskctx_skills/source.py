@@ -33,6 +33,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.sections import markdown_sections
+from taskctx.statefiles import StateDir
 from taskctx_skills.discovery import is_listed
 from taskctx_skills.errors import SkillRevisionNotFoundError
 from taskctx_skills.store import BindingEntry
@@ -86,7 +87,8 @@ class SkillSource:
         self.entries = entries
         self.skills = dict(skills)
         self.identity = f"skill_library:{library.root}:{revision}"
-        self.index_directory = library.store.root.parent / "index"
+        state = library.store.root.parent  # <library>/.taskctx unless a store was given
+        self.index_directory = StateDir(state.parent, (state.name, "index"))
         self._texts: dict[str, str | None] = {}
 
     def describe(self) -> dict[str, Any]:

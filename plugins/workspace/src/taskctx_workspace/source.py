@@ -30,6 +30,8 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
+from taskctx.statefiles import StateDir
+from taskctx_workspace.paths import STATE_DIR_NAME
 from taskctx_workspace.results import handler_missing
 
 if TYPE_CHECKING:
@@ -103,7 +105,9 @@ class WorkspaceSource:
         self.workspace = workspace
         self.chunk_chars = chunk_chars
         self.identity = f"task_workspace:{workspace.root}"
-        self.index_directory = workspace.state_dir / "index"  # indexes live with the folder
+        self.index_directory = StateDir(
+            workspace.root, (STATE_DIR_NAME, "index")
+        )  # with the folder
         self._files: dict[str, _FileView] = {}
         self._scans: dict[str, dict[str, Stamp]] = {}
         self._latest: _Scan | None = None
