@@ -320,3 +320,20 @@ def test_a_store_folder_swapped_for_a_symlink_is_refused(library: SkillLibrary, 
     os.symlink(objects.with_name("objects-real"), objects, target_is_directory=True)
     with pytest.raises(SkillStoreError, match=r": objects is a symlink \(not followed"):
         library.restore_source(source.revision)
+
+
+@pytest.mark.parametrize(
+    "linked", [(".taskctx",), (".taskctx", "skills"), (".taskctx", "skills", "objects")]
+)
+def test_store_writes_never_go_through_a_planted_link(
+    lib: Path, tmp_path: Path, linked: tuple[str, ...]
+) -> None:
+    """A library shipping ``.taskctx`` (or a folder below it) as a link stores nothing there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    lib.joinpath(*linked[:-1]).mkdir(parents=True, exist_ok=True)
+    lib.joinpath(*linked).symlink_to(elsewhere, target_is_directory=True)
+    library = SkillLibrary(lib, trusted=ALL)
+    with pytest.raises(SkillStoreError, match="symlink"):
+        library.bind("review-code")
+    assert list(elsewhere.iterdir()) == []

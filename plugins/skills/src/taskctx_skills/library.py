@@ -68,9 +68,10 @@ class SkillLibrary:
             raise NotFoundError(f"skill library {self.root} is not a folder")
         self.trusted = _trust_table(trusted)
         self.limits = limits or SkillLimits()
-        self.store = SkillStore(
-            Path(store) if store else self.root / ".taskctx" / "skills", self.limits
-        )
+        if store:
+            self.store = SkillStore(Path(store), self.limits)
+        else:  # inside the library: .taskctx and skills are made beneath its root
+            self.store = SkillStore(self.root / ".taskctx" / "skills", self.limits, self.root)
 
     # -- discovery (metadata layer only) ------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 from pydantic import ValidationError
 
+from taskctx.statefiles import ensure_state_dir
 from taskctx_skills.errors import (
     SkillRevisionNotFoundError,
     SkillStoreError,
@@ -63,12 +64,12 @@ def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _write_once(target: Path, data: bytes) -> None:
-    """Write ``data`` at ``target`` unless it is already there (names are digests)."""
-    if target.exists():
+def _write_once(folder: Path, name: str, data: bytes) -> None:
+    """Write ``data`` as ``folder/name`` unless it is already there (names are digests)."""
+    target = folder / name
+    if os.path.lexists(target):
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=target.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -78,7 +79,7 @@ def _write_once(target: Path, data: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    directory = os.open(target.parent, os.O_RDONLY)
+    directory = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(directory)
     finally:
@@ -91,6 +92,22 @@ class SkillStore:
 
     root: Path
     limits: SkillLimits = attrs.field(factory=SkillLimits)
+    base: Path | None = None
+    """The trusted folder ``root`` lies in (the library's root for its own ``.taskctx``):
+    the folders between them are made and checked without following links."""
+
+    def _write(self, parts: tuple[str, ...], data: bytes) -> None:
+        """Write a store file once, its folders made below ``base`` never through a link."""
+        base = self.base if self.base is not None else self.root
+        between = self.root.relative_to(base).parts
+        try:
+            folder = ensure_state_dir(base, *between, *parts[:-1], refuse=self._refuse)
+        except ValueError as exc:  # a part that is not a plain name
+            raise SkillStoreError(f"skill store {self.root}: {exc}") from None
+        _write_once(folder, parts[-1], data)
+
+    def _refuse(self, path: Path, problem: str) -> SkillStoreError:
+        return SkillStoreError(f"skill store {self.root}: {path} refused: {problem}")
 
     def _object_parts(self, digest: str) -> tuple[str, str, str]:
         value = _hex(digest)
@@ -109,7 +126,7 @@ class SkillStore:
     def put_blob(self, data: bytes) -> str:
         """Store ``data``; return its ``sha256:`` digest."""
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        _write_once(self._object(digest), data)
+        self._write(self._object_parts(digest), data)
         return digest
 
     def blob(self, digest: str) -> bytes:
@@ -135,8 +152,8 @@ class SkillStore:
             stored = self.put_blob(blobs[file.path])
             if stored != file.sha256:
                 raise SkillStoreError(f"{skill.name}/{file.path} changed while it was stored")
-        _write_once(
-            self._revision_path(skill.revision_ref), _canonical(skill.model_dump(mode="json"))
+        self._write(
+            self._revision_parts(skill.revision_ref), _canonical(skill.model_dump(mode="json"))
         )
 
     def _revision_parts(self, revision_ref: str) -> tuple[str, str]:
@@ -184,7 +201,7 @@ class SkillStore:
         }
         raw = _canonical(body)
         revision = "sha256:" + hashlib.sha256(raw).hexdigest()
-        _write_once(self.root / "bindings" / f"{_hex(revision)}.json", raw)
+        self._write(("bindings", f"{_hex(revision)}.json"), raw)
         return revision
 
     def binding(self, revision: str) -> tuple[BindingEntry, ...]:
