@@ -677,3 +677,14 @@ def test_composed_context_parses_to_one_section_per_capability() -> None:
     assert root[0].text == "\nplain text & <tags>\n"
     assert [child.tag for child in root[1]] == ["item"]
     assert composed.chars <= composer.max_chars
+
+
+@pytest.mark.parametrize("depth", [101, 995, 100_000])
+def test_deeply_nested_runtime_metadata_is_a_type_error(depth: int) -> None:
+    """Metadata nested past the JSON depth limit: TypeError naming it, no RecursionError."""
+    value: object = "leaf"
+    for _ in range(depth):
+        value = [value]
+    runtime = RuntimeContext(lambda: {"deep": value}, ["deep"])
+    with pytest.raises(TypeError, match="100"):
+        runtime.contribute(turn())

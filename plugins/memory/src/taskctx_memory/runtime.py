@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import Field, model_validator
 
+from taskctx.jsonsafe import check_json_depth
 from taskctx.markup import attrs, escape_text
 from taskctx_memory.request import (
     CapabilityLimitError,
@@ -51,9 +52,14 @@ class RuntimeLimits(CapabilityLimits):
 
 
 def render_value(value: object) -> str:
-    """A metadata value as text (unescaped): strings as they are, other values as JSON."""
+    """A metadata value as text (unescaped): strings as they are, other values as JSON.
+
+    TypeError (naming the limit) for a value nested deeper than
+    :data:`~taskctx.jsonsafe.MAX_JSON_DEPTH`, never a bare RecursionError.
+    """
     if isinstance(value, str):
         return value
+    check_json_depth(value, "a runtime metadata value")
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
