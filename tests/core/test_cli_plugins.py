@@ -18,31 +18,11 @@ from click.testing import CliRunner, Result
 
 from taskctx.cli import main
 from taskctx.plugins import ALLOW_ENV, BLOCK_ENV
+from tests.core.sites import SOURCE_PLUGIN
 
 HAS_BUILTINS = importlib.util.find_spec("taskctx.builtins") is not None
 
-GOOD_PLUGIN = """
-from taskctx.hookspecs import hookimpl
-
-class Source:
-    kind = "cli_demo"
-
-    def __init__(self, **options):
-        self.options = options
-
-    async def async_revision(self):
-        return "r1"
-
-    async def async_enumerate_descriptors(self, request):
-        raise NotImplementedError
-
-    async def async_read_exact(self, ref, limit=None):
-        raise NotImplementedError
-
-@hookimpl
-def register_source_kinds(register):
-    register("cli_demo", Source)
-"""
+GOOD_PLUGIN = SOURCE_PLUGIN.format(kind="cli_demo", extra="")
 
 Install = Callable[[str, str, str, str], None]
 

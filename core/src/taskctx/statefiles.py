@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from taskctx.errors import StatePathError
+from taskctx.nofollow import DIR_FLAGS, describe_mode
 
 __all__ = [
     "SQLITE_SIDE_SUFFIXES",
@@ -55,20 +56,6 @@ SQLITE_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 Refuse = Callable[[Path, str], Exception]
 """Builds the error for ``path`` and the problem found there."""
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-_DIR_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-
 
 def _state_path_error(path: Path, problem: str) -> StatePathError:
     return StatePathError(
@@ -76,10 +63,6 @@ def _state_path_error(path: Path, problem: str) -> StatePathError:
         "folders and regular files, never through a link",
         path=path,
     )
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -104,7 +87,7 @@ def check_state_folder(path: Path, refuse: Refuse = _state_path_error) -> bool:
     if stat.S_ISLNK(st.st_mode):
         raise refuse(path, f"it is a symlink{_link_text(path)}, not a folder")
     if not stat.S_ISDIR(st.st_mode):
-        kind = "a regular file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+        kind = describe_mode(st.st_mode)
         raise refuse(path, f"it is {kind}, not a folder")
     return True
 
@@ -126,7 +109,7 @@ def check_state_file(
         if stat.S_ISLNK(st.st_mode):
             raise refuse(name, f"it is a symlink{_link_text(name)}")
         if not stat.S_ISREG(st.st_mode):
-            raise refuse(name, f"it is {_kind(st.st_mode)}, not a regular file")
+            raise refuse(name, f"it is {describe_mode(st.st_mode)}, not a regular file")
         if st.st_nlink > 1:
             raise refuse(
                 name,
@@ -151,7 +134,7 @@ def ensure_state_dir(
     real = Path(os.path.realpath(base))
     if create:
         real.mkdir(parents=True, exist_ok=True)
-    fd = os.open(real, _DIR_FLAGS)
+    fd = os.open(real, DIR_FLAGS)
     where = real
     try:
         for part in parts:
@@ -162,7 +145,7 @@ def ensure_state_dir(
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
             try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     check_state_folder(where, refuse)  # names what stands there
@@ -189,7 +172,7 @@ def create_state_file(path: Path, refuse: Refuse = _state_path_error) -> None:
     finally:
         os.close(fd)
     if not stat.S_ISREG(st.st_mode):
-        raise refuse(path, f"it is {_kind(st.st_mode)}, not a regular file")
+        raise refuse(path, f"it is {describe_mode(st.st_mode)}, not a regular file")
 
 
 def check_opened(

@@ -12,7 +12,6 @@ import pytest
 from taskctx_workspace import TaskWorkspace, WorkspaceNotFoundError
 from taskctx_workspace.beneath import Root
 from taskctx_workspace.paths import (
-    describe_file_kind,
     normalize_prefix,
     normalize_relative,
     safe_name,
@@ -20,6 +19,7 @@ from taskctx_workspace.paths import (
 
 from taskctx import PluginHost
 from taskctx.errors import PolicyError
+from taskctx.nofollow import describe_mode
 
 # --- lexical rules ----------------------------------------------------------------------
 
@@ -224,7 +224,7 @@ def test_device_files_are_refused(base: Path) -> None:
 
 def test_directories_are_not_regular_files(base: Path) -> None:
     """A folder is refused where a file is read."""
-    with pytest.raises(PolicyError, match="directory"):
+    with pytest.raises(PolicyError, match="a folder"):
         open_regular(base, "dir")
 
 
@@ -239,18 +239,18 @@ def test_missing_files_raise_not_found(base: Path) -> None:
 @pytest.mark.parametrize(
     ("mode", "name"),
     [
-        (stat.S_IFREG, "regular file"),
-        (stat.S_IFDIR, "directory"),
-        (stat.S_IFIFO, "FIFO"),
-        (stat.S_IFSOCK, "socket"),
-        (stat.S_IFCHR, "character device"),
-        (stat.S_IFBLK, "block device"),
-        (stat.S_IFLNK, "symlink"),
+        (stat.S_IFREG, "a regular file"),
+        (stat.S_IFDIR, "a folder"),
+        (stat.S_IFIFO, "a FIFO"),
+        (stat.S_IFSOCK, "a socket"),
+        (stat.S_IFCHR, "a character device"),
+        (stat.S_IFBLK, "a block device"),
+        (stat.S_IFLNK, "a symlink"),
     ],
 )
 def test_file_kinds_have_names(mode: int, name: str) -> None:
     """Refusals name the kind of file they met."""
-    assert describe_file_kind(mode) == name
+    assert describe_mode(mode) == name
 
 
 # --- through the workspace API ------------------------------------------------------------

@@ -255,7 +255,7 @@ def test_missing_files_raise_not_found(ro: TaskWorkspace) -> None:
 
 def test_reading_a_folder_is_refused(ro: TaskWorkspace) -> None:
     """A folder is not a file."""
-    with pytest.raises(PolicyError, match="directory"):
+    with pytest.raises(PolicyError, match="a folder"):
         ro.read_file("src")
 
 

@@ -143,7 +143,7 @@ def test_promotion_paths_are_confined(
 def test_promotion_onto_a_folder_is_refused(rw: TaskWorkspace) -> None:
     """A folder target is refused before anything is written."""
     staged = rw.stage("c.txt", "x")
-    with pytest.raises(PolicyError, match="directory"):
+    with pytest.raises(PolicyError, match="a folder"):
         rw.promote(staged, "src", staged.sha256)
 
 

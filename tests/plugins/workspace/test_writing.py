@@ -137,7 +137,7 @@ def test_read_write_keeps_permission_bits(rw: TaskWorkspace) -> None:
 def test_writing_over_a_folder_is_refused(rw: TaskWorkspace, mode: str) -> None:
     """A folder at the path is refused, in both modes."""
     workspace = TaskWorkspace(rw.root, mode=mode, host=rw.host)  # type: ignore[arg-type]
-    with pytest.raises(PolicyError, match="directory"):
+    with pytest.raises(PolicyError, match="a folder"):
         workspace.write_file("src", "x")
 
 

@@ -40,6 +40,7 @@ from taskctx_workspace.paths import TEMP_MARKER, is_state_name
 from taskctx.errors import NotFoundError
 from taskctx.markup import element
 from taskctx.media import classify
+from taskctx.nofollow import DIR_FLAGS
 from taskctx_memory.request import (
     CapabilityLimitError,
     CapabilityLimits,
@@ -126,14 +127,6 @@ def _parent(rel: str) -> str:
     return rel.rpartition("/")[0]
 
 
-_DIR_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-
-
 def _open_beneath(root_fd: int, rel_dir: str) -> int:
     """A descriptor of folder ``rel_dir``, walked one component at a time from the root
     with ``O_NOFOLLOW``: a folder swapped for a symlink since the listing is refused by the
@@ -141,7 +134,7 @@ def _open_beneath(root_fd: int, rel_dir: str) -> int:
     fd = os.dup(root_fd)
     try:
         for name in rel_dir.split("/") if rel_dir else ():
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            child = os.open(name, DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
     except BaseException:
@@ -158,7 +151,7 @@ def _scan(root: Path, limits: OutlineLimits, include_hidden: bool) -> _Scan:
     unreadable, never listed.
     """
     scan = _Scan()
-    root_fd = os.open(root, _DIR_FLAGS)
+    root_fd = os.open(root, DIR_FLAGS)
     queue: deque[tuple[str, int]] = deque([("", 0)])
     try:
         while queue:

@@ -21,6 +21,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from taskctx.errors import TaskCtxError
+from taskctx.nofollow import DIR_FLAGS, FILE_FLAGS, describe_mode
 
 __all__ = [
     "ChangedPathError",
@@ -38,8 +39,6 @@ __all__ = [
 Stamp = tuple[int, int, int, int]
 """``(st_dev, st_ino, st_size, st_mtime_ns)``: what says a file is still the same file."""
 
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1024 * 1024
 
 
@@ -54,20 +53,6 @@ class ChangedPathError(RefusedPathError):
 def stamp_of(info: os.stat_result) -> Stamp:
     """The :data:`Stamp` of a stat result."""
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-
-
-def describe_mode(mode: int) -> str:
-    """What a file of this mode is, for a message: ``a symlink``, ``a FIFO``, ..."""
-    kinds = (
-        (stat.S_ISLNK, "a symlink"),
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISREG, "a regular file"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    )
-    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def not_regular(label: str, mode: int) -> str:
@@ -104,7 +89,7 @@ def open_folder(dir_fd: int, name: str, label: str) -> Iterator[int]:
     (``label`` names it in the message) when it is a symlink or not a folder.
     """
     try:
-        fd = os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -151,7 +136,7 @@ def read_regular(dir_fd: int, name: str, label: str, limit: int) -> tuple[bytes,
     if not stat.S_ISREG(info.st_mode):
         raise RefusedPathError(not_regular(label, info.st_mode))
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as exc:

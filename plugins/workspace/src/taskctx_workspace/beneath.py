@@ -29,6 +29,7 @@ from types import TracebackType
 import attrs
 
 from taskctx.errors import PolicyError
+from taskctx.nofollow import DIR_FLAGS, FILE_FLAGS
 from taskctx_workspace.errors import UnsupportedPlatformError, WorkspaceNotFoundError
 from taskctx_workspace.paths import STATE_DIR_NAME, is_state_name, require_regular
 
@@ -47,10 +48,6 @@ MAX_LINKS = 40
 
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
 _CHUNK = 1 << 20
 _MAKE_ATTEMPTS = 8
 # errors an open of a folder component gives when a symlink or a file stands there
@@ -101,7 +98,7 @@ def open_regular_at(dir_fd: int, name: str, rel: str) -> int:
     """
     try:
         require_regular(rel, os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace") from None
     except OSError as exc:
@@ -131,7 +128,7 @@ class Root:
     @classmethod
     def pin(cls, path: Path) -> Root:
         """Pin the resolved folder ``path``."""
-        fd = os.open(path, _DIR_FLAGS)
+        fd = os.open(path, DIR_FLAGS)
         try:
             st = os.fstat(fd)
         finally:
@@ -141,7 +138,7 @@ class Root:
     def open(self) -> int:
         """A descriptor of the root; PolicyError if another folder now stands at its path."""
         try:
-            fd = os.open(self.path, _DIR_FLAGS)
+            fd = os.open(self.path, DIR_FLAGS)
         except FileNotFoundError:
             raise WorkspaceNotFoundError(f"workspace root {str(self.path)!r} is gone") from None
         except OSError as exc:
@@ -238,7 +235,7 @@ def _open_folder(dir_fd: int, name: str, *, create: bool, rel: str = "") -> int 
     what = f"{rel}: folder {name!r}" if rel else f"folder {name!r}"
     for _ in range(_MAKE_ATTEMPTS):
         try:
-            return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:
             if not create:
                 return None

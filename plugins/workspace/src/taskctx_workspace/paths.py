@@ -19,12 +19,12 @@ import sys
 from pathlib import Path, PurePath
 
 from taskctx.errors import PolicyError
+from taskctx.nofollow import describe_mode
 
 __all__ = [
     "STATE_DIR_NAME",
     "TEMP_MARKER",
     "default_agent_root",
-    "describe_file_kind",
     "is_state_name",
     "normalize_prefix",
     "normalize_relative",
@@ -40,17 +40,6 @@ TEMP_MARKER = ".taskctx-tmp-"
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-
-# --- Table: file type test -> name used in refusals. ------------------------------------
-_FILE_KINDS = (
-    (stat.S_ISREG, "regular file"),
-    (stat.S_ISDIR, "directory"),
-    (stat.S_ISLNK, "symlink"),
-    (stat.S_ISFIFO, "FIFO"),
-    (stat.S_ISSOCK, "socket"),
-    (stat.S_ISCHR, "character device"),
-    (stat.S_ISBLK, "block device"),
-)
 
 
 def _refuse(path: object, rule: str) -> PolicyError:
@@ -134,16 +123,11 @@ def safe_name(value: str, what: str) -> str:
     return value
 
 
-def describe_file_kind(mode: int) -> str:
-    """Human name of a file type (``FIFO``, ``socket``, ``character device``, ...)."""
-    return next((name for test, name in _FILE_KINDS if test(mode)), "special file")
-
-
 def require_regular(rel: str, st: os.stat_result) -> None:
     """PolicyError unless ``st`` is a regular file (directories and special files refused)."""
     if not stat.S_ISREG(st.st_mode):
-        kind = describe_file_kind(st.st_mode)
-        raise _refuse(rel, f"it is a {kind}; only regular files are read or written")
+        kind = describe_mode(st.st_mode)
+        raise _refuse(rel, f"it is {kind}; only regular files are read or written")
 
 
 def require_single_link(rel: str, st: os.stat_result) -> None:

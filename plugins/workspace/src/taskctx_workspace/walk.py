@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from taskctx.errors import PolicyError
 from taskctx.media import is_hidden_path
+from taskctx.nofollow import DIR_FLAGS
 from taskctx_workspace.beneath import Base, Root
 from taskctx_workspace.paths import TEMP_MARKER, is_state_name, normalize_prefix
 from taskctx_workspace.results import FileStat
@@ -32,8 +33,6 @@ ErrorHandler = Callable[[str, OSError], None]
 TempHandler = Callable[[int, str], None]
 """Called with a folder descriptor and the name of a temporary file of an atomic write in it."""
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
 _SWAPPED = (errno.ENOTDIR, errno.ELOOP)
 
 
@@ -80,7 +79,7 @@ def _walk(
 
     def enter(rel_dir: str, parent: int | None, name: str) -> None:
         try:
-            fd = root.open() if parent is None else os.open(name, _DIR_FLAGS, dir_fd=parent)
+            fd = root.open() if parent is None else os.open(name, DIR_FLAGS, dir_fd=parent)
         except OSError as exc:
             if exc.errno not in _SWAPPED and on_error is not None:
                 on_error(rel_dir, exc)  # a folder swapped for a link since it was listed: skip
