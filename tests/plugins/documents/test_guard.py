@@ -237,14 +237,14 @@ def test_doctype_without_entities_is_accepted() -> None:
     "body",
     [
         b'<?xml version="1.0" encoding="Shift_JIS"?>' + _document(b"<w:p/>").split(b"?>", 1)[1],
+        b'<?xml version="1.0" encoding="UTF-7"?><w:document/>',
         b"\x4c\x6f\xa7\x94\x93\x40",  # "<?xml " in EBCDIC
-        b"<w:document",  # not well-formed
     ],
-    ids=["shift-jis", "ebcdic", "malformed"],
+    ids=["shift-jis", "utf-7", "ebcdic"],
 )
 def test_xml_the_scan_cannot_read_is_refused(body: bytes) -> None:
-    """What expat cannot count (multi-byte encodings, EBCDIC, broken XML) never reaches
-    a library that might read it."""
+    """What expat cannot count (multi-byte encodings, UTF-7 where ``<`` is ``+ADw-``,
+    EBCDIC) never reaches a library that might read it."""
     error = _refused(DocxHandler(), repack(make_docx(), [deflated("word/document.xml", body)]))
     assert error.code == "parse_failed"
     assert "XML part 'word/document.xml' cannot be read as XML" in str(error)
@@ -262,6 +262,29 @@ def test_utf16_and_leading_whitespace_are_read() -> None:
     assert "First body paragraph." in DocxHandler().parse(padded, "padded.docx").text
 
 
+SST = b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+
+
+@pytest.mark.parametrize(
+    ("member", "body"),
+    [
+        (WORKSHEET, SHEET[0] + b"<a>" * 300 + b"</a>" * 300 + SHEET[1]),
+        ("xl/sharedStrings.xml", SST + b"<si>" + b"<r>" * 300 + b"</r>" * 300 + b"</si></sst>"),
+    ],
+    ids=["worksheet", "shared-strings"],
+)
+def test_nesting_deeper_than_the_limit_is_refused_where_expat_reads(
+    member: str, body: bytes
+) -> None:
+    """openpyxl reads worksheets and shared strings with expat, which nests without end:
+    past ``xml_max_depth`` (256, libxml2's own default) the pre-scan refuses them."""
+    data = xlsx_with(make_xlsx(), [deflated(member, body)], shared_strings=True)
+    error = _refused(XlsxHandler(), data)
+    assert error.code == "too_large"
+    assert f"XML part {member!r} nests elements deeper than 256 levels" in str(error)
+    assert "(limit xml_max_depth=256)" in str(error)
+
+
 @pytest.mark.parametrize(
     ("handler_type", "package", "member", "body"),
     [
@@ -272,18 +295,16 @@ def test_utf16_and_leading_whitespace_are_read() -> None:
             _document(b"<w:sdt>" * 300 + b"</w:sdt>" * 300),
         ),
         (XlsxHandler, make_xlsx(), "xl/styles.xml", b"<a>" * 300 + b"</a>" * 300),
-        (PptxHandler, make_pptx(), "ppt/custom.xml", b"<a>" * 300 + b"</a>" * 300),
     ],
-    ids=["docx-body", "xlsx-styles", "pptx-any-part"],
+    ids=["docx-body", "xlsx-styles"],
 )
-def test_nesting_deeper_than_the_limit_is_refused(
+def test_nesting_deeper_than_libxml2_reads_is_parse_failed(
     handler_type: type[Handler], package: bytes, member: str, body: bytes
 ) -> None:
-    """Nesting past ``xml_max_depth`` (256, libxml2's own default) is refused in any part."""
+    """Parts a library parses with libxml2 are held to its 256 levels by libxml2 itself."""
     error = _refused(handler_type(), repack(package, [deflated(member, body)]))
-    assert error.code == "too_large"
-    assert f"XML part {member!r} nests elements deeper than 256 levels" in str(error)
-    assert "(limit xml_max_depth=256)" in str(error)
+    assert error.code == "parse_failed"
+    assert "Excessive depth in document: 256" in str(error)
 
 
 # -- XML: elements and bytes the library keeps --------------------------------------------------
@@ -321,6 +342,15 @@ def test_elements_past_the_limit_are_refused_before_the_library(
     assert error.code == "too_large"
     assert f"more than 8,000 XML elements to parse (stopped in part {member!r})" in str(error)
     assert "(limit xml_max_elements=8,000)" in str(error)
+
+
+def test_comments_are_not_held_against_a_part() -> None:
+    """The fast bound counts every ``<``; a part it puts over the limit is counted again
+    exactly, and a part of comments and few elements parses."""
+    comments = deflated("customXml/item9.xml", b"<a>" + b"<!-- <b/> -->" * 9000 + b"</a>")
+    limits = DocumentLimits(xml_max_elements=20_000)  # the DOCX itself has 18,753
+    parsed = DocxHandler(limits).parse(repack(make_docx(), [comments]), "comments.docx")
+    assert "First body paragraph." in parsed.text
 
 
 def test_elements_are_counted_across_parts() -> None:
@@ -460,6 +490,28 @@ def test_a_row_openpyxl_would_hold_whole_is_bounded(rows: bytes, message: str) -
     error = _refused(XlsxHandler(RELAXED_RATIO), xlsx_with(make_xlsx(), [member]))
     assert error.code == "too_large"
     assert f"row 1 of worksheet '{WORKSHEET}' holds {message}" in str(error)
+
+
+@pytest.mark.parametrize(
+    "root",
+    [b"<sheet", b"<x:worksheet xmlns:x='urn:not-spreadsheetml'"],
+    ids=["other-root", "other-namespace"],
+)
+def test_a_row_is_bounded_whatever_the_root(root: bytes) -> None:
+    """openpyxl finds rows wherever they are: a worksheet in disguise is no escape from
+    the row limits (the fast count hands any part with a ``row`` to the full scan)."""
+    head = SHEET[0].replace(b"<worksheet", root)
+    tail = b"</sheetData></sheet>" if root == b"<sheet" else b"</sheetData></x:worksheet>"
+    member = repeated(
+        WORKSHEET,
+        b"<c><v>1</v></c>" * 16_385,
+        1,
+        prefix=head + b'<row r="1">',
+        suffix=b"</row>" + tail,
+    )
+    error = _refused(XlsxHandler(RELAXED_RATIO), xlsx_with(make_xlsx(), [member]))
+    assert error.code == "too_large"
+    assert f"row 1 of worksheet '{WORKSHEET}' holds more than 16,384 cells" in str(error)
 
 
 def test_more_rows_than_a_worksheet_holds_are_refused() -> None:

@@ -12,8 +12,10 @@ package, :func:`inflate_package` inflates every member itself, in chunks of at m
   that produces fewer bytes, fails its CRC or is cut short is ``parse_failed``;
 - the bytes surely held in memory are counted as they come (an early stop; the exact
   check is :meth:`Package.check_budgets`);
-- every member that may be read as XML is fed, chunk by chunk, to its
-  :class:`~taskctx_documents._xmlscan.PartScan`;
+- every member that may be read as XML is fed, chunk by chunk, to its scan: the fast
+  count of :mod:`taskctx_documents._xmlcount` where it is sound, else expat's full
+  :class:`~taskctx_documents._xmlscan.PartScan` (and the full scan again, from the
+  start, when the fast bound passes the limit);
 - the wall clock is checked after every chunk.
 
 Nothing inflated is kept. Once every member matches its claim, the libraries' own
@@ -33,6 +35,7 @@ from collections.abc import Iterator
 import attrs
 
 from taskctx.errors import MediaError
+from taskctx_documents._xmlcount import PartCount, Recount, open_scan
 from taskctx_documents._xmlscan import WORKSHEET, PartScan, XmlTally, looks_like_xml
 from taskctx_documents.limits import Deadline, DocumentLimits, over_limit
 
@@ -50,7 +53,7 @@ class Part:
 
     name: str
     size: int
-    scan: PartScan | None
+    scan: PartScan | PartCount | None
 
     @property
     def xml(self) -> bool:
@@ -116,16 +119,40 @@ def inflate_package(
 ) -> Package:
     """Inflate and scan every member of ``archive`` (opened on ``data``); see the module."""
     tally = XmlTally()
-    parts: list[Part] = []
     counter = _Counter(path, limits)
-    view = memoryview(data)
+    reader = _MemberReader(memoryview(data), path, kind, limits, deadline, tally, counter)
+    parts: list[Part] = []
     for info in archive.infolist():
-        scan: PartScan | None = None
+        held = (counter.xml_held, counter.held)
+        try:
+            parts.append(reader.read(info, exact=False))
+        except Recount:  # the fast bound passed the limit: count this part exactly
+            counter.xml_held, counter.held = held
+            parts.append(reader.read(info, exact=True))
+    return Package(archive, parts, tally, path, limits)
+
+
+@attrs.define(slots=True)
+class _MemberReader:
+    """Inflates one member at a time, feeding its chunks to the scan it calls for."""
+
+    view: memoryview
+    path: str
+    kind: str
+    limits: DocumentLimits
+    deadline: Deadline
+    tally: XmlTally
+    counter: _Counter
+
+    def read(self, info: zipfile.ZipInfo, *, exact: bool) -> Part:
+        """Inflate, check and scan ``info``; ``exact``: the full scan for any XML."""
+        path = self.path
+        scan: PartScan | PartCount | None = None
         sniffed: bool | None = None
         produced = 0
         crc = 0
         where = f"reading ZIP member {info.filename!r}"
-        for chunk in _inflated(view, info, path, kind):
+        for chunk in _inflated(self.view, info, path, self.kind):
             produced += len(chunk)
             if produced > info.file_size:
                 raise MediaError(
@@ -138,23 +165,27 @@ def inflate_package(
             if sniffed is None:
                 sniffed = looks_like_xml(chunk)
                 if sniffed:
-                    scan = PartScan(info.filename, path, limits, tally)
                     chunk = chunk.lstrip(b" \t\r\n")
+                    scan = self._scan(info.filename, chunk, exact)
             if scan is not None:
                 scan.feed(chunk)
-            counter.hold(info.filename, len(chunk), scan)
-            deadline.check(where)
+            self.counter.hold(info.filename, len(chunk), scan)
+            self.deadline.check(where)
         if produced != info.file_size or crc != info.CRC:
             found = "a wrong CRC-32" if produced == info.file_size else f"{produced:,} bytes"
             raise MediaError(
-                f"{path}: cannot parse {kind}: ZIP member {info.filename!r} inflates to "
+                f"{path}: cannot parse {self.kind}: ZIP member {info.filename!r} inflates to "
                 f"{found}, not what its header declares ({info.file_size:,} bytes)",
                 code="parse_failed",
             )
         if scan is not None:
             scan.close()
-        parts.append(Part(info.filename, produced, scan))
-    return Package(archive, parts, tally, path, limits)
+        return Part(info.filename, produced, scan)
+
+    def _scan(self, name: str, head: bytes, exact: bool) -> PartScan | PartCount:
+        if exact:
+            return PartScan(name, self.path, self.limits, self.tally)
+        return open_scan(name, head, self.path, self.limits, self.tally)
 
 
 @attrs.define(slots=True)
@@ -167,7 +198,7 @@ class _Counter:
     xml_held: int = 0
     held: int = 0
 
-    def hold(self, name: str, size: int, scan: PartScan | None) -> None:
+    def hold(self, name: str, size: int, scan: PartScan | PartCount | None) -> None:
         """Count ``size`` bytes of member ``name`` that no library streams (only a
         worksheet can be streamed: its bytes are counted by :meth:`Package.check_budgets`)."""
         if scan is not None and scan.root in (None, WORKSHEET):

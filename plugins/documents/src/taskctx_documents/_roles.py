@@ -34,8 +34,6 @@ from taskctx_documents.ziputil import CONTENT_TYPES
 
 __all__ = ["streamed_worksheets"]
 
-_PACKAGE = "http://schemas.openxmlformats.org/package/2006"
-_TYPES_ROOT = f"{_PACKAGE}/content-types Types"
 WORKSHEET_RELATIONSHIP = f"{constants.REL_NS}/worksheet"
 FIXED_NAMES = frozenset(
     {
@@ -67,9 +65,11 @@ def streamed_worksheets(package: Package) -> frozenset[str]:
     # everything but the candidates fits the budgets: the manifest and relationships
     # parts may be parsed to decide
     package.check_budgets(candidates)
-    declared = _declared_types(package)
-    if declared is None or any(name.endswith(".rels") for name in candidates):
+    if CONTENT_TYPES in candidates or any(name.endswith(".rels") for name in candidates):
         return frozenset()  # a manifest or relationships openpyxl may read that we cannot
+    declared = _declared_types(package)
+    if declared is None:
+        return frozenset()
     targeted = _relationship_types(package)
     worksheet = frozenset({constants.WORKSHEET_TYPE})
     return frozenset(
@@ -84,8 +84,7 @@ def streamed_worksheets(package: Package) -> frozenset[str]:
 
 def _declared_types(package: Package) -> dict[str, frozenset[str]] | None:
     """Part name -> every content type an Override declares for it; None if unreadable."""
-    part = package.part(CONTENT_TYPES)
-    if part is None or part.scan is None or part.scan.root != _TYPES_ROOT:
+    if package.part(CONTENT_TYPES) is None:
         return None
     try:
         tree: Any = fromstring(package.archive.read(CONTENT_TYPES))

@@ -1,8 +1,9 @@
-"""The streaming pre-scan of one XML part, fed chunk by chunk as the part is inflated.
+"""The full streaming pre-scan of one XML part, fed chunk by chunk as it is inflated.
 
 expat (``pyexpat``, in C) parses the chunks without building anything; two Python
-callbacks count elements and depth. What the scan refuses, before any library parses
-the part into a tree:
+callbacks count elements and depth. It scans the parts the fast count of
+:mod:`taskctx_documents._xmlcount` cannot bound soundly. What it refuses, before any
+library parses the part:
 
 - more elements than ``xml_max_elements`` in the whole package (counted across parts
   by a shared :class:`XmlTally`), nesting deeper than ``xml_max_depth``;
@@ -10,10 +11,11 @@ the part into a tree:
   entities are how a few bytes expand into gigabytes (billion laughs);
 - XML that expat cannot read (malformed, or an encoding other than UTF-8, UTF-16 and
   the single-byte ones): what the scan cannot count must not reach a library that can;
-- in a worksheet (``worksheet/sheetData/row``), more than :data:`XLSX_MAX_ROWS` rows or
-  a row of more than :data:`XLSX_MAX_COLUMNS` cells, :data:`ROW_MAX_ELEMENTS` elements
-  or :data:`ROW_MAX_BYTES` bytes (openpyxl holds one row at a time), and more cells in
-  the package than ``max_cells``.
+- in any part holding SpreadsheetML ``row`` elements (openpyxl finds rows wherever
+  they are), more than :data:`XLSX_MAX_ROWS` rows, a row of more than
+  :data:`XLSX_MAX_COLUMNS` cells, :data:`ROW_MAX_ELEMENTS` elements or
+  :data:`ROW_MAX_BYTES` bytes (openpyxl holds one row at a time), and more cells in the
+  package than ``max_cells``.
 
 Elements inside worksheet rows are tallied apart (:attr:`PartScan.row_elements`): openpyxl
 streams the rows of a worksheet it reads as one, and holds everything else as a tree.
@@ -43,7 +45,6 @@ __all__ = [
 SHEET_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 WORKSHEET = f"{SHEET_NS} worksheet"
 """The root element of a worksheet part, as the scan names it (namespace, space, name)."""
-_SHEET_DATA = f"{SHEET_NS} sheetData"
 _ROW = f"{SHEET_NS} row"
 _CELL = f"{SHEET_NS} c"
 
@@ -123,7 +124,6 @@ class PartScan:
         row_depth = 0
         row_start = 0
         row_cells = 0
-        in_sheet_data = False
 
         def too_deep() -> _Stop:
             return _Stop(
@@ -136,24 +136,20 @@ class PartScan:
             )
 
         def start(tag: str, attributes: object) -> None:
-            nonlocal depth, elements, in_sheet_data
+            nonlocal depth, elements
             depth += 1
             if depth > max_depth:
                 raise too_deep()
             elements += 1
             if elements > element_room:
                 raise _Stop(self._too_many_elements(limits.xml_max_elements))
-            if depth == 3 and in_sheet_data and tag == _ROW:
+            if tag == _ROW:  # anywhere, as openpyxl finds rows: a root in disguise is no escape
                 begin_row()
-            elif depth == 2 and tag == _SHEET_DATA and state.root == WORKSHEET:
-                in_sheet_data = True
             elif depth == 1:
                 state.root = tag
 
         def end(tag: str) -> None:
-            nonlocal depth, in_sheet_data
-            if depth == 2:
-                in_sheet_data = False
+            nonlocal depth
             depth -= 1
 
         def begin_row() -> None:
