@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import io
 import logging
+import os
 import shutil
 import statistics
 import tempfile
@@ -64,8 +65,12 @@ NAME = "documents"
 DESCRIPTION = "eval documents: raw library vs handler parse, first vs cached read_file"
 MAX_PARSE_RATIO = 1.10
 MIN_CACHE_SPEEDUP = 20.0
-DEFAULT_DOCS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "docs"
-"""``../shared/eval/docs`` next to the repository (not part of it)."""
+DEFAULT_DOCS_DIR = Path(
+    os.environ.get("TASKCTX_EVAL_DOCS")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "docs"
+)
+"""``../shared/eval/docs`` next to the repository (not part of it); ``TASKCTX_EVAL_DOCS``
+names another folder (a worktree that does not sit next to ``shared``)."""
 QUICK_KINDS = ("pdf", "docx", "xlsx", "pptx", "pdf")
 """Formats of the quick selection, one document each (the one nearest 20 KB)."""
 QUICK_NEAR_BYTES = 20_000
@@ -112,8 +117,12 @@ NOTES = (
     "The raw XLSX baseline calls reset_dimensions() (the library's documented remedy for "
     "wrong declared dimensions, which the handler also uses): without it "
     "calamine__issue_174.xlsx (declares A1:XFD1048576) takes minutes in plain openpyxl.",
-    "What the handlers do beyond the raw baselines (all inside 'handler'): a ZIP central "
-    "directory check (bomb guard, OLE/encryption sniffing) for OOXML; DOCX: body XML walked "
+    "What the handlers do beyond the raw baselines (all inside 'handler'): for OOXML, a ZIP "
+    "central directory check (bomb guard, OLE/encryption sniffing), then every member "
+    "inflated once in chunks (held to its declared size) and every XML part pre-scanned by "
+    "expat (elements, depth, entities, worksheet rows); for PDF, a tightened pypdf "
+    "configuration, the streams each page reads decoded and charged before it, and the "
+    "clock and the text budget checked at every content operator; DOCX: body XML walked "
     "in document order with text boxes, content controls, fields, tracked insertions and "
     "OMML equations, heading levels from every style, headers and footers; PPTX: tables, "
     "grouped shapes and slide titles; all: warnings recorded, text cleaned, exact section "

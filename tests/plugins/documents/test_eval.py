@@ -11,6 +11,7 @@ library's, :data:`DIFFERS` says how and why, file by file.
 from __future__ import annotations
 
 import csv
+import os
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -22,7 +23,12 @@ from taskctx.errors import MediaError
 from taskctx.media import clean_text
 from tests.plugins.documents.helpers import words
 
-EVAL_DOCS = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "docs"
+EVAL_DOCS = Path(
+    os.environ.get("TASKCTX_EVAL_DOCS")
+    or Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "docs"
+)
+"""``../shared/eval/docs`` next to the repository; ``TASKCTX_EVAL_DOCS`` names another
+folder (a worktree that does not sit next to ``shared``)."""
 MANIFEST = EVAL_DOCS / "MANIFEST.tsv"
 MAX_SECONDS = 30.0
 HANDLERS = {suffix: handler for handler in default_handlers() for suffix in handler.suffixes}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 import taskctx_documents.limits
 from taskctx_documents import (
@@ -11,6 +14,7 @@ from taskctx_documents import (
     PptxHandler,
     XlsxHandler,
 )
+from taskctx_documents._inflate import CHUNK_BYTES
 from taskctx_documents.limits import GIB, MIB, Deadline
 from taskctx_documents.ziputil import ENCRYPTION_INFO, OLE_MAGIC
 
@@ -146,9 +150,6 @@ def test_plain_ole_container_is_legacy(
 
 def test_zip_without_content_types_is_not_ooxml() -> None:
     """A ZIP that is not an OOXML package is ``parse_failed`` saying so."""
-    import io
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("readme.txt", "hello")
@@ -183,14 +184,37 @@ class _StepClock:
         return self.now
 
 
+def _past_the_guard(data: bytes) -> DocumentLimits:
+    """Limits under which the package guard (one reading per inflated chunk) just passes."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        chunks = sum(-(-info.file_size // CHUNK_BYTES) for info in archive.infolist())
+    return DocumentLimits(max_seconds=chunks + 1.5)
+
+
 @pytest.mark.parametrize(
     ("handler", "data", "path", "where"),
     [
-        (PdfHandler(STEP), make_pdf(["a"] * 5), "a.pdf", "page 2 of 5"),
-        # rows are checked every CLOCK_EVERY_ROWS (64): the second check is at row 65
-        (XlsxHandler(STEP), make_xlsx(), "a.xlsx", "row 65 of sheet 'Data'"),
-        (PptxHandler(STEP), make_pptx(), "a.pptx", "slide 2 of 2"),
-        (DocxHandler(STEP), make_docx(), "a.docx", "paragraph or table row 2"),
+        # the page's content stream is decoded (and the clock read) before extraction
+        (PdfHandler(STEP), make_pdf(["a"] * 5), "a.pdf", "page 1 of 5"),
+        # the first row of every sheet is checked, then every CLOCK_EVERY_CELLS cells
+        (
+            XlsxHandler(_past_the_guard(make_xlsx())),
+            make_xlsx(),
+            "a.xlsx",
+            "row 1 of sheet 'Secret'",
+        ),
+        (
+            PptxHandler(_past_the_guard(make_pptx())),
+            make_pptx(),
+            "a.pptx",
+            "shape 1 of slide 1 of 2",
+        ),
+        (
+            DocxHandler(_past_the_guard(make_docx())),
+            make_docx(),
+            "a.docx",
+            "paragraph or table row 2",
+        ),
     ],
     ids=["pdf", "xlsx", "pptx", "docx"],
 )
@@ -202,7 +226,21 @@ def test_deadline_is_checked_inside_the_loops(
     with pytest.raises(MediaError) as caught:
         handler.parse(data, path)
     assert caught.value.code == "timeout"
-    assert where in str(caught.value)
+    assert f"stopped at {where}; limit max_seconds" in str(caught.value)
+
+
+@pytest.mark.parametrize(("handler_type", "data", "suffix"), OOXML, ids=OOXML_IDS)
+def test_deadline_runs_from_the_start_of_the_package_guard(
+    monkeypatch: pytest.MonkeyPatch, handler_type: type[DocxHandler], data: bytes, suffix: str
+) -> None:
+    """One clock covers the whole parse: the guard checks it after every inflated chunk."""
+    monkeypatch.setattr(taskctx_documents.limits, "_now", _StepClock())
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        second = archive.infolist()[1].filename
+    with pytest.raises(MediaError) as caught:
+        handler_type(STEP).parse(data, f"a.{suffix}")
+    assert caught.value.code == "timeout"
+    assert f"stopped at reading ZIP member {second!r}" in str(caught.value)
 
 
 def test_deadline_with_explicit_clock() -> None:

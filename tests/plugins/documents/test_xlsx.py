@@ -114,12 +114,23 @@ def test_empty_workbook_is_no_text() -> None:
 
 
 def test_too_many_cells_is_too_large() -> None:
-    """Examining more cells than ``max_cells`` is ``too_large``, naming sheet and row."""
-    handler = XlsxHandler(DocumentLimits(max_cells=10))
+    """More stored cells than ``max_cells`` is ``too_large`` before openpyxl runs."""
+    handler = XlsxHandler(DocumentLimits(max_cells=5))
     with pytest.raises(MediaError) as caught:
         handler.parse(make_xlsx(), "big.xlsx")
     assert caught.value.code == "too_large"
-    assert "sheet 'Data'" in str(caught.value)
+    assert "row 2 of worksheet part 'xl/worksheets/sheet1.xml'" in str(caught.value)
+    assert "(limit max_cells=5)" in str(caught.value)
+
+
+def test_too_many_examined_cells_is_too_large() -> None:
+    """Cells examined (blank rows, padding) past ``max_cells`` name the sheet and row."""
+    handler = XlsxHandler(DocumentLimits(max_cells=20))
+    with pytest.raises(MediaError) as caught:
+        handler.parse(make_xlsx(), "big.xlsx")
+    assert caught.value.code == "too_large"
+    assert "stopped at row 13 of sheet 'Data'" in str(caught.value)
+    assert "(limit max_cells=20)" in str(caught.value)
 
 
 def test_xlsm_is_handled() -> None:

@@ -3,7 +3,10 @@
 Each handler turns a document's bytes into parsed text with exact sections (pages,
 headings, sheets, slides), within :class:`DocumentLimits`, and reports every failure
 as :class:`taskctx.errors.MediaError` with a code (``encrypted``, ``parse_failed``,
-``no_text``, ``too_large``, ``timeout``). The plugin module registers one of each.
+``no_text``, ``too_large``, ``timeout``). An OOXML package is inflated and its XML
+pre-scanned before any library sees it (``ziputil``, ``_inflate``, ``_xmlscan``,
+``_roles``); pypdf runs under the checks of ``_pdfcost``. The plugin module registers
+one of each.
 """
 
 from __future__ import annotations

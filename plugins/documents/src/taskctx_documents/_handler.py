@@ -6,15 +6,23 @@ from typing import ClassVar
 
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, parse_boundary
+from taskctx_documents._inflate import Package, inflate_package
 from taskctx_documents.formats import Format
-from taskctx_documents.limits import DocumentLimits, check_size
-from taskctx_documents.ziputil import check_package
+from taskctx_documents.limits import Deadline, DocumentLimits, check_size
+from taskctx_documents.ziputil import open_package
 
 __all__ = ["HandlerBase"]
 
 
 class HandlerBase:
-    """A FileIOHandler skeleton: subclasses set the class facts and implement ``_parse``."""
+    """A FileIOHandler skeleton: subclasses set the class facts and implement ``_parse``.
+
+    :meth:`parse` starts one :class:`Deadline` for the whole parse. An OOXML package
+    passes two gates before ``_parse`` hands it to a library: its central directory
+    (:func:`~taskctx_documents.ziputil.open_package`), then every member inflated and
+    every XML part pre-scanned (:func:`~taskctx_documents._inflate.inflate_package`),
+    the parts the library keeps in memory held to the limits.
+    """
 
     FORMAT: ClassVar[Format]
     LABEL: ClassVar[str]
@@ -51,10 +59,19 @@ class HandlerBase:
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Parsed text with sections; every failure is a ``MediaError`` with a code."""
         with parse_boundary(self.LABEL, path) as log:
+            deadline = Deadline(self.limits.max_seconds, path)
             check_size(data, path, self.limits)
             if self.ZIP_PACKAGE:
-                check_package(data, path, self.LABEL, self.limits)
-            return self._parse(data, path, log)
+                with open_package(data, path, self.LABEL, self.limits) as archive:
+                    package = inflate_package(
+                        archive, data, path, self.LABEL, self.limits, deadline
+                    )
+                    package.check_budgets(self._streamed_parts(package))
+            return self._parse(data, path, log, deadline)
 
-    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
+    def _streamed_parts(self, package: Package) -> frozenset[str]:
+        """Members whose XML the library streams rather than keeps (none by default)."""
+        return frozenset()
+
+    def _parse(self, data: bytes, path: str, log: ParseLog, deadline: Deadline) -> ParsedDocument:
         raise NotImplementedError

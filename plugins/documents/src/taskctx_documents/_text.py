@@ -9,15 +9,16 @@ zero characters (it exists and is addressable, it just holds no text).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
 
 from taskctx.errors import MediaError
 from taskctx.media import clean_text
 from taskctx.model import SectionInfo
 from taskctx.protocols import ParsedDocument
+from taskctx_documents.limits import over_limit
 
-__all__ = ["SEPARATOR", "TextBuilder", "one_line"]
+__all__ = ["SEPARATOR", "TextBudget", "TextBuilder", "one_line"]
 
 SEPARATOR = "\n"
 """Between two sections (after the first one's own final newline): a blank line."""
@@ -26,6 +27,41 @@ SEPARATOR = "\n"
 def one_line(text: str) -> str:
     """``text`` cleaned with all runs of whitespace (tabs, newlines) made one space."""
     return " ".join(clean_text(text).split())
+
+
+class TextBudget:
+    """The characters of text one parse may still produce (``max_text_chars``).
+
+    Handlers charge text as they extract it, so text that repeats (one shared string
+    in every cell, one form drawn many times) stops at the limit, not after it.
+    """
+
+    __slots__ = ("_left", "_limit", "_path")
+
+    def __init__(self, limit: int, path: str) -> None:
+        self._limit = limit
+        self._left = limit
+        self._path = path
+
+    @property
+    def remaining(self) -> int:
+        """Characters that may still be charged."""
+        return self._left
+
+    def charge(self, chars: int, where: str | Callable[[], str]) -> None:
+        """Spend ``chars``; raise ``too_large`` naming ``where`` once over the limit."""
+        self._left -= chars
+        if self._left < 0:
+            self.exhausted(where() if callable(where) else where)
+
+    def exhausted(self, where: str) -> NoReturn:
+        """Raise ``too_large``: the text at ``where`` does not fit."""
+        raise over_limit(
+            self._path,
+            f"more than {self._limit:,} characters of text (stopped at {where})",
+            "max_text_chars",
+            self._limit,
+        )
 
 
 class TextBuilder:

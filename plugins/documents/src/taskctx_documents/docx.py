@@ -26,13 +26,13 @@ from docx.oxml.ns import qn
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog
 from taskctx_documents._handler import HandlerBase
-from taskctx_documents._text import TextBuilder, one_line
+from taskctx_documents._text import TextBudget, TextBuilder, one_line
 from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline
 
 __all__ = ["DocxHandler"]
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 """Bumped whenever this module changes the text or sections it produces."""
 
 Element = Any
@@ -42,6 +42,8 @@ PREAMBLE = "(preamble)"
 HEADERS_AND_FOOTERS = "(headers and footers)"
 MAX_TITLE = 200
 """Longest section title (and scope) made from a heading's text."""
+MAX_GRID_SPAN = 63
+"""Most grid columns one cell spans (Word's table width): ``gridSpan="999999999"`` pads no more."""
 
 _MATH = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 _P, _TBL, _TR, _TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
@@ -86,10 +88,10 @@ class DocxHandler(HandlerBase):
     LIBRARY = "python-docx"
     LIBRARY_VERSION = docx.__version__
 
-    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
-        deadline = Deadline(self.limits.max_seconds, path)
+    def _parse(self, data: bytes, path: str, log: ParseLog, deadline: Deadline) -> ParsedDocument:
         document = docx.Document(io.BytesIO(data))
-        walker = _Walker(_heading_levels(document), deadline)
+        budget = TextBudget(self.limits.max_text_chars, path)
+        walker = _Walker(_heading_levels(document), deadline, budget)
         body = document.element.body
         builder = TextBuilder()
         title, level = PREAMBLE, 1
@@ -145,11 +147,12 @@ def _heading_levels(document: Document) -> dict[str, int]:
 class _Walker:
     """Turns block-level XML (a body, a header, a table cell) into lines of text."""
 
-    __slots__ = ("_count", "_deadline", "_levels")
+    __slots__ = ("_budget", "_count", "_deadline", "_levels")
 
-    def __init__(self, levels: dict[str, int], deadline: Deadline) -> None:
+    def __init__(self, levels: dict[str, int], deadline: Deadline, budget: TextBudget) -> None:
         self._levels = levels
         self._deadline = deadline
+        self._budget = budget
         self._count = 0
 
     def blocks(self, container: Element) -> list[tuple[str, str, int | None]]:
@@ -172,6 +175,7 @@ class _Walker:
                 self._inline(child, parts, boxes)
                 text = "".join(parts)
                 if text.strip():
+                    self._budget.charge(len(text), self._where)
                     out.append(("paragraph", text, self._heading_level(child)))
                 for box in boxes:
                     self._blocks(box, out)
@@ -182,7 +186,10 @@ class _Walker:
 
     def _tick(self) -> None:
         self._count += 1
-        self._deadline.check(f"paragraph or table row {self._count}")
+        self._deadline.check(self._where)
+
+    def _where(self) -> str:
+        return f"paragraph or table row {self._count}"
 
     def _heading_level(self, paragraph: Element) -> int | None:
         style = paragraph.find(f"{qn('w:pPr')}/{qn('w:pStyle')}")
@@ -199,8 +206,10 @@ class _Walker:
                 cells.append(" ".join(" ".join(self.lines(tc)).split()))
                 span = tc.find(f"{qn('w:tcPr')}/{qn('w:gridSpan')}")
                 value = span.get(qn("w:val"), "1") if span is not None else "1"
-                cells.extend([""] * (int(value) - 1 if value.isdigit() and value != "0" else 0))
-            rows.append("\t".join(cells).rstrip("\t"))
+                cells.extend([""] * _span(value))
+            row_text = "\t".join(cells).rstrip("\t")
+            self._budget.charge(len(row_text), self._where)
+            rows.append(row_text)
         return rows
 
     def _inline(self, element: Element, parts: list[str], boxes: list[Element]) -> None:
@@ -222,6 +231,11 @@ class _Walker:
                 _text_boxes(child, boxes)
             elif isinstance(tag, str) and tag.startswith(_MATH):
                 parts.append("".join(t.text or "" for t in child.iter(f"{_MATH}t")))
+
+
+def _span(value: str) -> int:
+    """Empty cells after a cell spanning ``value`` grid columns (at most a table's 63)."""
+    return min(int(value), MAX_GRID_SPAN) - 1 if value.isdigit() and value != "0" else 0
 
 
 def _text_boxes(element: Element, found: list[Element]) -> None:

@@ -22,7 +22,7 @@ from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog
 from taskctx_documents._handler import HandlerBase
-from taskctx_documents._text import TextBuilder, one_line
+from taskctx_documents._text import TextBudget, TextBuilder, one_line
 from taskctx_documents.formats import by_name
 from taskctx_documents.limits import Deadline
 
@@ -36,33 +36,52 @@ def _frame_text(text: str) -> str:
     return text.replace("\v", "\n")
 
 
-def _shape_lines(shapes: Iterable[BaseShape], lines: list[str]) -> None:
-    for shape in shapes:
-        if isinstance(shape, GroupShape):
-            _shape_lines(shape.shapes, lines)
-        elif isinstance(shape, GraphicFrame) and shape.has_table:
-            for row in shape.table.rows:
-                cells = [one_line(_frame_text(cell.text)) for cell in row.cells]
-                text = "\t".join(cells).rstrip("\t")
+class _Slides:
+    """Extracts slide text, checking the clock per shape and charging the text budget."""
+
+    __slots__ = ("_budget", "_deadline", "_shapes", "where")
+
+    def __init__(self, deadline: Deadline, budget: TextBudget) -> None:
+        self._deadline = deadline
+        self._budget = budget
+        self._shapes = 0
+        self.where = ""
+
+    def text(self, slide: Slide) -> tuple[str, str]:
+        """(title, text) of one slide, its notes last."""
+        lines: list[str] = []
+        self._shape_lines(slide.shapes, lines)
+        if slide.has_notes_slide:
+            frame = slide.notes_slide.notes_text_frame
+            if frame is not None and frame.text.strip():
+                lines.append(_frame_text(frame.text))
+        title_shape = slide.shapes.title
+        title = (
+            one_line(_frame_text(title_shape.text_frame.text)) if title_shape is not None else ""
+        )
+        text = "\n".join(lines)
+        self._budget.charge(len(text), self.where)
+        return title, text
+
+    def _shape_lines(self, shapes: Iterable[BaseShape], lines: list[str]) -> None:
+        for shape in shapes:
+            self._shapes += 1
+            self._deadline.check(self._place)
+            if isinstance(shape, GroupShape):
+                self._shape_lines(shape.shapes, lines)
+            elif isinstance(shape, GraphicFrame) and shape.has_table:
+                for row in shape.table.rows:
+                    cells = [one_line(_frame_text(cell.text)) for cell in row.cells]
+                    text = "\t".join(cells).rstrip("\t")
+                    if text.strip():
+                        lines.append(text)
+            elif isinstance(shape, Shape) and shape.has_text_frame:
+                text = _frame_text(shape.text_frame.text)
                 if text.strip():
                     lines.append(text)
-        elif isinstance(shape, Shape) and shape.has_text_frame:
-            text = _frame_text(shape.text_frame.text)
-            if text.strip():
-                lines.append(text)
 
-
-def _slide_text(slide: Slide) -> tuple[str, str]:
-    """(title, text) of one slide, its notes last."""
-    lines: list[str] = []
-    _shape_lines(slide.shapes, lines)
-    if slide.has_notes_slide:
-        frame = slide.notes_slide.notes_text_frame
-        if frame is not None and frame.text.strip():
-            lines.append(_frame_text(frame.text))
-    title_shape = slide.shapes.title
-    title = one_line(_frame_text(title_shape.text_frame.text)) if title_shape is not None else ""
-    return title, "\n".join(lines)
+    def _place(self) -> str:
+        return f"shape {self._shapes:,} of {self.where}"
 
 
 class PptxHandler(HandlerBase):
@@ -77,20 +96,22 @@ class PptxHandler(HandlerBase):
     LIBRARY = "python-pptx"
     LIBRARY_VERSION = pptx.__version__
 
-    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
-        deadline = Deadline(self.limits.max_seconds, path)
+    def _parse(self, data: bytes, path: str, log: ParseLog, deadline: Deadline) -> ParsedDocument:
         presentation = pptx.Presentation(io.BytesIO(data))
         slides = presentation.slides
         count = len(slides)
         if count > self.limits.max_slides:
             raise MediaError(
-                f"{path}: {count:,} slides exceed the limit of {self.limits.max_slides:,}",
+                f"{path}: {count:,} slides exceed the limit of {self.limits.max_slides:,} "
+                "(limit max_slides)",
                 code="too_large",
             )
         builder = TextBuilder()
+        extractor = _Slides(deadline, TextBudget(self.limits.max_text_chars, path))
         for number, slide in enumerate(slides, start=1):
-            deadline.check(f"slide {number} of {count}")
-            title, text = _slide_text(slide)
+            extractor.where = f"slide {number} of {count}"
+            deadline.check(extractor.where)
+            title, text = extractor.text(slide)
             label = f"Slide {number}: {title}" if title else f"Slide {number}"
             builder.add(label, f"slide:{number}", text)
         reason = (

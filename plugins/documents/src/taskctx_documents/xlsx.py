@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,9 +23,11 @@ from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog
 from taskctx_documents._handler import HandlerBase
-from taskctx_documents._text import TextBuilder
+from taskctx_documents._inflate import Package
+from taskctx_documents._roles import streamed_worksheets
+from taskctx_documents._text import TextBudget, TextBuilder
 from taskctx_documents.formats import by_name
-from taskctx_documents.limits import Deadline
+from taskctx_documents.limits import Deadline, over_limit
 
 __all__ = ["XlsxHandler"]
 
@@ -46,11 +48,25 @@ def format_value(value: object) -> str:
     return " ".join(text.replace("\t", " ").splitlines())
 
 
-def _row_text(row: Iterable[object]) -> str:
-    cells = [format_value(value) for value in row]
+def _row_text(row: Sequence[object], room: int) -> str | None:
+    """The row as tab-separated values; None once its cells hold more than ``room``
+    characters (one shared string may fill every cell: stop before the row is built).
+    Cells are formatted :data:`ROW_SLICE` at a time, so the check costs little."""
+    cells: list[str] = []
+    size = 0
+    for start in range(0, len(row), ROW_SLICE):
+        texts = [format_value(value) for value in row[start : start + ROW_SLICE]]
+        size += sum(map(len, texts)) + len(texts)
+        if size > room:
+            return None
+        cells.extend(texts)
     while cells and not cells[-1].strip():
         cells.pop()
     return "\t".join(cells)
+
+
+ROW_SLICE = 1024
+"""Cells formatted between two checks of the text budget (at most 32 MiB past it)."""
 
 
 class XlsxHandler(HandlerBase):
@@ -65,8 +81,12 @@ class XlsxHandler(HandlerBase):
     LIBRARY = "openpyxl"
     LIBRARY_VERSION = openpyxl.__version__
 
-    def _parse(self, data: bytes, path: str, log: ParseLog) -> ParsedDocument:
-        deadline = Deadline(self.limits.max_seconds, path)
+    def _streamed_parts(self, package: Package) -> frozenset[str]:
+        """The worksheets openpyxl streams row by row (see :mod:`taskctx_documents._roles`)."""
+        return streamed_worksheets(package)
+
+    def _parse(self, data: bytes, path: str, log: ParseLog, deadline: Deadline) -> ParsedDocument:
+        budget = TextBudget(self.limits.max_text_chars, path)
         workbook = openpyxl.load_workbook(
             io.BytesIO(data), read_only=True, data_only=True, keep_links=False
         )
@@ -90,7 +110,7 @@ class XlsxHandler(HandlerBase):
                     hidden.append(name)
                 lines: list[str] = []
                 if isinstance(sheet, ReadOnlyWorksheet):
-                    cells = self._rows(sheet, lines, cells, path, deadline)
+                    cells = self._rows(sheet, lines, cells, path, deadline, budget)
                 else:
                     charts.append(name)  # a chartsheet: no cells
                 builder.add(name, f"sheet:{name}", "\n".join(lines))
@@ -111,29 +131,42 @@ class XlsxHandler(HandlerBase):
         )
 
     def _rows(
-        self, sheet: ReadOnlyWorksheet, lines: list[str], cells: int, path: str, deadline: Deadline
+        self,
+        sheet: ReadOnlyWorksheet,
+        lines: list[str],
+        cells: int,
+        path: str,
+        deadline: Deadline,
+        budget: TextBudget,
     ) -> int:
         """Append ``sheet``'s non-blank rows to ``lines``; return the running cell count."""
         sheet.reset_dimensions()  # never trust the declared <dimension>
         limit = self.limits.max_cells
+        next_check = cells
         for number, row in enumerate(sheet.values, start=1):
-            if number % CLOCK_EVERY_ROWS == 1:  # the clock and the message cost per row
+            if cells >= next_check:  # the clock and the message cost per row
                 deadline.check(f"row {number} of sheet {sheet.title!r}")
+                next_check = cells + CLOCK_EVERY_CELLS
             cells += max(len(row), 1)
             if cells > limit:
-                raise MediaError(
-                    f"{path}: more than {limit:,} cells to examine (limit reached at row "
-                    f"{number} of sheet {sheet.title!r})",
-                    code="too_large",
+                raise over_limit(
+                    path,
+                    f"more than {limit:,} cells to examine (stopped at row {number} of sheet "
+                    f"{sheet.title!r})",
+                    "max_cells",
+                    limit,
                 )
-            text = _row_text(row)
-            if text.strip():
+            text = _row_text(row, budget.remaining)
+            if text is None:
+                budget.exhausted(f"row {number} of sheet {sheet.title!r}")
+            elif text.strip():
+                budget.charge(len(text) + 1, "a row")  # fits: _row_text measured it
                 lines.append(text)
         return cells
 
 
-CLOCK_EVERY_ROWS = 64
-"""Rows between two wall-clock checks (the first row is always checked)."""
+CLOCK_EVERY_CELLS = 4096
+"""Cells examined between two wall-clock checks (the first row of a sheet is checked)."""
 
 
 def _why_no_sheets(data: bytes) -> str:
