@@ -22,6 +22,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskctx_documents.testing import pdf_file as testing_pdf_file
+
 __all__ = [
     "DOCX_BODY",
     "SHEET",
@@ -232,20 +234,8 @@ def pdf_stream(data: bytes, entries: bytes = b"", *, filters: bytes = b"/FlateDe
 
 
 def pdf_file(objects: list[bytes]) -> bytes:
-    """A PDF of ``objects`` (bodies of objects 1, 2, ...; object 1 is the catalog)."""
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    """A PDF 1.7 of ``objects`` (bodies of objects 1, 2, ...; object 1 is the catalog)."""
+    return testing_pdf_file(objects, version=b"1.7")
 
 
 PDF_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"

@@ -1,14 +1,15 @@
 """Documents for tests and demos, written without a PDF library.
 
 ``minimal_pdf`` writes a small valid PDF with a real text layer (Helvetica, WinAnsi,
-a correct cross-reference table), so tests and demos can make PDFs the handlers parse.
+a correct cross-reference table), so tests and demos can make PDFs the handlers parse;
+``pdf_file`` writes any list of object bodies with a correct cross-reference table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["minimal_pdf"]
+__all__ = ["minimal_pdf", "pdf_file"]
 
 
 def _pdf_string(text: str) -> str:
@@ -38,7 +39,12 @@ def minimal_pdf(pages: Sequence[str]) -> bytes:
             ).encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    return pdf_file(objects)
+
+
+def pdf_file(objects: Sequence[bytes], *, version: bytes = b"1.4") -> bytes:
+    """A PDF of ``objects`` (bodies of objects 1, 2, ...; object 1 is the catalog)."""
+    out = bytearray(b"%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n" % version)
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
