@@ -52,14 +52,19 @@ def _row_text(row: Sequence[object], room: int) -> str | None:
     """The row as tab-separated values; None once its cells hold more than ``room``
     characters (one shared string may fill every cell: stop before the row is built).
     Cells are formatted :data:`ROW_SLICE` at a time, so the check costs little."""
-    cells: list[str] = []
-    size = 0
-    for start in range(0, len(row), ROW_SLICE):
-        texts = [format_value(value) for value in row[start : start + ROW_SLICE]]
-        size += sum(map(len, texts)) + len(texts)
-        if size > room:
+    if len(row) <= ROW_SLICE:
+        cells = [format_value(value) for value in row]
+        if sum(map(len, cells)) + len(cells) > room:
             return None
-        cells.extend(texts)
+    else:
+        cells = []
+        size = 0
+        for start in range(0, len(row), ROW_SLICE):
+            texts = [format_value(value) for value in row[start : start + ROW_SLICE]]
+            size += sum(map(len, texts)) + len(texts)
+            if size > room:
+                return None
+            cells.extend(texts)
     while cells and not cells[-1].strip():
         cells.pop()
     return "\t".join(cells)
@@ -147,7 +152,8 @@ class XlsxHandler(HandlerBase):
             if cells >= next_check:  # the clock and the message cost per row
                 deadline.check(f"row {number} of sheet {sheet.title!r}")
                 next_check = cells + CLOCK_EVERY_CELLS
-            cells += max(len(row), 1)
+            width = len(row)
+            cells += width or 1
             if cells > limit:
                 raise over_limit(
                     path,
@@ -156,6 +162,8 @@ class XlsxHandler(HandlerBase):
                     "max_cells",
                     limit,
                 )
+            if not width:  # openpyxl yields () for a row it read no cell of
+                continue
             text = _row_text(row, budget.remaining)
             if text is None:
                 budget.exhausted(f"row {number} of sheet {sheet.title!r}")
