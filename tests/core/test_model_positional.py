@@ -22,7 +22,7 @@ def test_budget_positional_is_the_keyword_form() -> None:
 
 
 def test_consumer_positional_is_the_keyword_form() -> None:
-    """ContextConsumer("visual-reviewer", capabilities=...) works, and so does a second positional."""
+    """ContextConsumer("visual-reviewer", capabilities=...) works, as does a 2nd positional."""
     capabilities = {"attachments": {"image": True}}
     consumer = ContextConsumer("visual-reviewer", capabilities=capabilities)
     assert consumer == ContextConsumer(name="visual-reviewer", capabilities=capabilities)
