@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import click
 from pydantic import ValidationError
@@ -20,6 +21,8 @@ from taskctx.plugins import PluginHost, PluginRecord, normalize_name
 
 __all__ = [
     "PluginCommandGroup",
+    "as_command",
+    "command_running",
     "index_command",
     "load_host",
     "main",
@@ -66,14 +69,43 @@ class PluginCommandGroup(click.Group):
         return self._plugin_commands().get(cmd_name)
 
 
+class _Commands:
+    """How many ``taskctx`` commands are running in this process (nested: CliRunner)."""
+
+    running = 0
+
+
+def command_running() -> bool:
+    """Whether a ``taskctx`` command is running in this process.
+
+    True from the moment :func:`main` (the console script, ``python -m taskctx``) starts a
+    command until it ends; a library using taskctx is never a command. Plugins ask this to
+    decide what only a command-line process should do (the record store's materialization
+    budget raises there when memory is tight).
+    """
+    return _Commands.running > 0
+
+
+@contextmanager
+def as_command() -> Iterator[None]:
+    """Run the ``with`` block as a ``taskctx`` command (what :func:`main` does)."""
+    _Commands.running += 1
+    try:
+        yield
+    finally:
+        _Commands.running -= 1
+
+
 @click.group(cls=PluginCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="taskctx", prog_name="taskctx")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """taskctx: deliver task context to AI agents honestly.
 
     Plugins are loaded from the "taskctx" entry-point group; set TASKCTX_LOAD_PLUGINS
     (comma list of distributions, empty for none) and TASKCTX_BLOCK_PLUGINS to choose.
     """
+    ctx.with_resource(as_command())
 
 
 def _visible(records: Iterable[PluginRecord], show_all: bool) -> list[PluginRecord]:

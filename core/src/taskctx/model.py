@@ -339,11 +339,41 @@ class ExactRead(FrozenModel):
         )
 
 
+_ABSENT: Any = object()
+"""Default of a positional parameter not given (so the field's own default applies)."""
+
+
+def _with_positionals(
+    model: str, names: tuple[str, ...], values: tuple[Any, ...], data: dict[str, Any]
+) -> dict[str, Any]:
+    """``data`` with the positional ``values`` under their field ``names``.
+
+    A field given both positionally and by keyword is a TypeError, as it is for a function.
+    """
+    for name, value in zip(names, values, strict=True):
+        if value is _ABSENT:
+            continue
+        if name in data:
+            raise TypeError(f"{model}() got {name!r} both positionally and by keyword")
+        data[name] = value
+    return data
+
+
 class ContextBudget(FrozenModel):
-    """What one package may deliver: characters of delivered text and number of blocks."""
+    """What one package may deliver: characters of delivered text and number of blocks.
+
+    ``ContextBudget(6000, 12)`` is ``ContextBudget(max_chars=6000, max_blocks=12)``.
+    """
 
     max_chars: int = Field(default=20_000, ge=1)
     max_blocks: int = Field(default=50, ge=1)
+
+    def __init__(self, max_chars: int = _ABSENT, max_blocks: int = _ABSENT, /, **data: Any) -> None:
+        super().__init__(
+            **_with_positionals(
+                "ContextBudget", ("max_chars", "max_blocks"), (max_chars, max_blocks), data
+            )
+        )
 
 
 class ContextFilters(FrozenModel):
@@ -383,10 +413,23 @@ class ContextReadIntent(FrozenModel):
 
 
 class ContextConsumer(FrozenModel):
-    """Who reads a package and what it can take (``{"attachments": {"image": True}}``)."""
+    """Who reads a package and what it can take (``{"attachments": {"image": True}}``).
+
+    ``ContextConsumer("visual-reviewer", capabilities={...})`` is
+    ``ContextConsumer(name="visual-reviewer", capabilities={...})``.
+    """
 
     name: str
     capabilities: Mapping[str, Any] = Field(default_factory=dict)
+
+    def __init__(
+        self, name: str = _ABSENT, capabilities: Mapping[str, Any] = _ABSENT, /, **data: Any
+    ) -> None:
+        super().__init__(
+            **_with_positionals(
+                "ContextConsumer", ("name", "capabilities"), (name, capabilities), data
+            )
+        )
 
     @field_validator("capabilities")
     @classmethod

@@ -19,7 +19,7 @@ from taskctx_memory import (
 from taskctx.markup import view_text
 
 NOTE = re.compile(r'^<note key="(?P<key>[^"]*)">(?P<value>.*)</note>$', re.S)
-REF = re.compile(r'^<note-ref key="(?P<key>[^"]*)"/>$')
+REF = re.compile(r'^<note-ref key="(?P<key>[^"]*)" chars="(?P<chars>\d+)"/>$')
 TASK = re.compile(r'^<task id="(?P<id>[^"]*)" status="(?P<status>\w+)">(?P<title>[^\n]*)</task>$')
 OMITTED = re.compile(r'^<(?P<section>notes|tasks)-omitted count="(?P<count>\d+)"/>$')
 
@@ -111,7 +111,7 @@ def test_a_big_note_becomes_a_ref_never_a_cut_value() -> None:
     big = "BEGIN " + "0123456789" * 1000 + " END"
     text = project({"big": big, "small": "fits"}, [], "user_input", max_chars=2000)
     lines = text.splitlines()
-    assert '<note-ref key="big"/>' in lines
+    assert f'<note-ref key="big" chars="{len(big)}"/>' in lines
     assert '<note key="small">fits</note>' in lines
     assert "BEGIN" not in text
     assert "0123456789" not in text
@@ -230,13 +230,13 @@ def _key(rng: random.Random) -> str:
     return key if key.strip() else "k"
 
 
-def _parse(text: str) -> tuple[dict[str, str], list[str], list[str], dict[str, int]]:
-    """Whole notes, refs, shown task ids and omitted counts of a projection block."""
+def _parse(text: str) -> tuple[dict[str, str], dict[str, int], list[str], dict[str, int]]:
+    """Whole notes, refs (key -> chars), shown task ids and omitted counts of a block."""
     lines = text.split("\n")
     assert lines[0] == "<working-state>"
     assert lines[-1] == "</working-state>"
     whole: dict[str, str] = {}
-    refs: list[str] = []
+    refs: dict[str, int] = {}
     shown: list[str] = []
     omitted: dict[str, int] = {}
     body = "\n".join(lines[1:-1])
@@ -246,7 +246,7 @@ def _parse(text: str) -> tuple[dict[str, str], list[str], list[str], dict[str, i
         if m := NOTE.match(chunk):
             whole[html.unescape(m["key"])] = html.unescape(m["value"])
         elif m := REF.match(chunk):
-            refs.append(html.unescape(m["key"]))
+            refs[html.unescape(m["key"])] = int(m["chars"])
         elif m := TASK.match(chunk):
             shown.append(html.unescape(m["id"]))
         elif m := OMITTED.match(chunk):
@@ -273,7 +273,10 @@ def test_random_states_stay_within_the_bound_and_account_for_everything() -> Non
         ]
         boundary = rng.choice(["user_input", "tool_result", "other"])
         max_chars = rng.randint(MIN_PROJECTION_CHARS, 6000)
-        text = project_working_state(notes, items, boundary, max_chars=max_chars)
+        max_notes, max_tasks = rng.randint(0, 35), rng.randint(0, 25)
+        text = project_working_state(
+            notes, items, boundary, max_chars=max_chars, max_notes=max_notes, max_tasks=max_tasks
+        )
         active = [t.id for t in items if t.status is not TaskStatus.DONE]
         shown_notes = notes if boundary == "user_input" else {}
         if boundary == "other" or (not shown_notes and not active):
@@ -285,9 +288,65 @@ def test_random_states_stay_within_the_bound_and_account_for_everything() -> Non
         for key, value in whole.items():
             assert notes[key] == value, "a note is whole or absent, never cut"
         assert not set(whole) & set(refs)
+        assert all(chars == len(notes[key]) for key, chars in refs.items())
+        assert len(whole) + len(refs) <= max_notes
+        assert len(shown) <= max_tasks
         assert len(whole) + len(refs) + omitted.get("notes", 0) == len(shown_notes)
         assert set(shown) <= set(active)
         assert shown == [i for i in active if i in shown]
         assert len(shown) + omitted.get("tasks", 0) == len(active)
         assert ("<notes>" in text) == bool(shown_notes)
         assert ("<tasks>" in text) == bool(active)
+
+
+@pytest.mark.parametrize(
+    ("name", "bad", "error"),
+    [
+        ("max_notes", -1, ValueError),
+        ("max_tasks", -5, ValueError),
+        ("max_chars", MIN_PROJECTION_CHARS - 1, ValueError),
+        ("max_notes", "256", TypeError),
+        ("max_tasks", 1.5, TypeError),
+        ("max_chars", None, TypeError),
+        ("max_notes", True, TypeError),
+    ],
+)
+def test_bad_projection_bounds_raise_naming_the_bound(
+    name: str, bad: object, error: type[Exception]
+) -> None:
+    """A negative, too small or non-int bound raises, naming which bound."""
+    with pytest.raises(error, match=name):
+        build_projection({"a": "b"}, [], "user_input", **{name: bad})  # type: ignore[arg-type]
+
+
+def test_count_bounds_leave_the_rest_counted() -> None:
+    """max_notes and max_tasks cap what is shown in key / creation order; the rest is counted."""
+    notes = {f"k{n}": "v" for n in range(5)}
+    items = tasks(*[(f"task {n}", "pending") for n in range(4)])
+    projection = build_projection(notes, items, "user_input", max_notes=3, max_tasks=2)
+    assert projection is not None
+    assert projection.notes_whole == ("k0", "k1", "k2")
+    assert projection.notes_omitted == ("k3", "k4")
+    assert projection.tasks_shown == ("t1", "t2")
+    assert projection.tasks_omitted == ("t3", "t4")
+    lines = projection.text.splitlines()
+    assert '<notes-omitted count="2"/>' in lines
+    assert '<tasks-omitted count="2"/>' in lines
+    nothing = build_projection(notes, items, "user_input", max_notes=0, max_tasks=0)
+    assert nothing is not None
+    assert nothing.text.splitlines()[1:3] == ["<notes>", '<notes-omitted count="5"/>']
+
+
+def test_default_bounds_are_256_notes_128_tasks_65536_chars() -> None:
+    """Without bounds, the pure function shows 256 notes and 128 tasks in 65,536 chars."""
+    notes = {f"n{n:03d}": "v" for n in range(300)}
+    items = tasks(*[(f"task {n}", "pending") for n in range(130)])
+    projection = build_projection(notes, items, "user_input")
+    assert projection is not None
+    assert len(projection.notes_whole) == 256
+    assert len(projection.notes_omitted) == 44
+    assert len(projection.tasks_shown) == 128
+    assert len(projection.tasks_omitted) == 2
+    big = build_projection({"big": "x" * 70_000}, [], "user_input")
+    assert big is not None
+    assert big.notes_referenced == ("big",)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from taskctx_memory import (
     InvalidKeyError,
     NoteIndex,
@@ -199,38 +200,135 @@ def test_generated_ids_skip_ids_given_by_hand(state: WorkingState) -> None:
 # -- limits -----------------------------------------------------------------------------
 
 
-def test_note_count_limit_refuses_the_257th_note(state: WorkingState, store: RecordStore) -> None:
-    """256 notes fit; the 257th is refused by name, and nothing is written."""
-    for n in range(256):
+def test_the_257th_note_is_stored_and_counted_in_the_projection(
+    state: WorkingState, store: RecordStore
+) -> None:
+    """256 notes are what the projection shows: a 257th is stored and in <notes-omitted>."""
+    for n in range(257):
         state.note_write(f"n{n:03d}", "v")
-    revision, logged = store.revision, len(state.changes())
-    with pytest.raises(WorkingStateLimitError, match="max_notes=256") as error:
-        state.note_write("one-too-many", "v")
-    assert (error.value.limit, error.value.allowed, error.value.attempted) == (
-        "max_notes",
-        256,
-        257,
+    assert state.note_get("n256") == "v"
+    assert state.note_get().count == 257
+    projection = state.projection("user_input")
+    assert projection is not None
+    assert len(projection.notes_whole) + len(projection.notes_referenced) == 256
+    assert projection.notes_omitted == ("n256",)
+    assert '<notes-omitted count="1"/>' in projection.text.splitlines()
+    assert 'key="n256"' not in projection.text
+
+
+def test_the_129th_task_is_stored_and_counted_in_the_projection(state: WorkingState) -> None:
+    """128 active tasks are what the projection shows: a 129th is stored and counted."""
+    for n in range(129):
+        state.task_add(f"task {n}")
+    assert len(state.tasks()) == 129
+    assert state.task_get("t129").title == "task 128"
+    projection = state.projection("tool_result")
+    assert projection is not None
+    assert len(projection.tasks_shown) == 128
+    assert projection.tasks_omitted == ("t129",)
+    assert '<tasks-omitted count="1"/>' in projection.text.splitlines()
+
+
+def test_a_note_larger_than_the_projection_is_stored_and_shown_by_ref(
+    state: WorkingState,
+) -> None:
+    """A note over the 64 KiB projection is stored whole and projected as key and size only."""
+    big = "BEGIN " + "x" * 70_000 + " END"
+    assert state.note_write("big", big) == "created"
+    assert state.note_get("big") == big
+    projection = state.projection("user_input")
+    assert projection is not None
+    assert projection.notes_referenced == ("big",)
+    assert f'<note-ref key="big" chars="{len(big)}"/>' in projection.text.splitlines()
+    assert "BEGIN" not in projection.text
+    assert len(projection.text) <= 65_536
+
+
+def test_projection_defaults_are_256_notes_128_tasks_64_kib() -> None:
+    """The projection shows 256 notes, 128 tasks, 65,536 characters by default; storage
+    limits are separate and generous."""
+    config = WorkingStateConfiguration()
+    assert (config.projection_max_notes, config.projection_max_tasks) == (256, 128)
+    assert config.projection_max_chars == 65_536
+    assert (config.max_notes, config.max_tasks) == (10_000, 10_000)
+    assert config.max_bytes == 16 * 1024 * 1024
+
+
+def test_projection_settings_shape_what_is_shown(store: RecordStore) -> None:
+    """projection_max_notes / _tasks / _chars set how many notes, tasks and characters show."""
+    config = WorkingStateConfiguration(
+        projection_max_notes=2, projection_max_tasks=1, projection_max_chars=300
     )
+    state = WorkingState(store, "s1", configuration=config)
+    for key in ("a", "b", "c"):
+        state.note_write(key, "value")
+    state.task_add("first")
+    state.task_add("second")
+    projection = state.projection("user_input")
+    assert projection is not None
+    assert projection.notes_whole == ("a", "b")
+    assert projection.notes_omitted == ("c",)
+    assert (projection.tasks_shown, projection.tasks_omitted) == (("t1",), ("t2",))
+    assert len(projection.text) <= 300
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "max_notes",
+        "max_tasks",
+        "max_bytes",
+        "projection_max_notes",
+        "projection_max_tasks",
+        "projection_max_chars",
+        "max_changes",
+    ],
+)
+@pytest.mark.parametrize("bad", [-1, "many", 2.5, None, [1]], ids=repr)
+def test_bad_configuration_values_raise_naming_the_field(field: str, bad: object) -> None:
+    """A negative, non-numeric, fractional, None or list setting raises naming its field."""
+    with pytest.raises(ValidationError, match=field):
+        WorkingStateConfiguration(**{field: bad})  # type: ignore[arg-type]
+
+
+def test_projection_chars_below_the_minimum_is_refused() -> None:
+    """projection_max_chars under 256 cannot hold the frame and is refused by name."""
+    with pytest.raises(ValidationError, match="projection_max_chars"):
+        WorkingStateConfiguration(projection_max_chars=255)
+
+
+def test_storage_note_count_limit_refuses_past_max_notes(store: RecordStore) -> None:
+    """A storage limit, when set, refuses the write past it by name; nothing is written."""
+    state = WorkingState(store, "s1", configuration=WorkingStateConfiguration(max_notes=4))
+    for n in range(4):
+        state.note_write(f"n{n}", "v")
+    revision, logged = store.revision, len(state.changes())
+    with pytest.raises(WorkingStateLimitError, match="max_notes=4") as error:
+        state.note_write("one-too-many", "v")
+    assert (error.value.limit, error.value.allowed, error.value.attempted) == ("max_notes", 4, 5)
     assert "nothing was written" in str(error.value)
-    assert state.note_get().count == 256
+    assert state.note_get().count == 4
     assert (store.revision, len(state.changes())) == (revision, logged)
-    assert state.note_write("n000", "updating an existing note still works") == "updated"
+    assert state.note_write("n0", "updating an existing note still works") == "updated"
 
 
-def test_task_count_limit_refuses_the_129th_task(state: WorkingState, store: RecordStore) -> None:
-    """128 tasks fit; the 129th is refused and nothing is written."""
-    for n in range(128):
+def test_storage_task_count_limit_refuses_past_max_tasks(store: RecordStore) -> None:
+    """max_tasks refuses the task past it; nothing is written."""
+    state = WorkingState(store, "s1", configuration=WorkingStateConfiguration(max_tasks=3))
+    for n in range(3):
         state.task_add(f"task {n}")
     revision = store.revision
-    with pytest.raises(WorkingStateLimitError, match="max_tasks=128") as error:
+    with pytest.raises(WorkingStateLimitError, match="max_tasks=3") as error:
         state.task_add("one too many")
     assert error.value.limit == "max_tasks"
-    assert len(state.tasks()) == 128
+    assert len(state.tasks()) == 3
     assert store.revision == revision
 
 
-def test_notes_and_tasks_share_64_kib(state: WorkingState, store: RecordStore) -> None:
-    """Keys, values, titles and task notes share 65,536 UTF-8 bytes; one byte more is refused."""
+def test_notes_and_tasks_share_max_bytes(store: RecordStore) -> None:
+    """Keys, values, titles and task notes share max_bytes of UTF-8; one byte more is refused."""
+    config = WorkingStateConfiguration(max_bytes=65_536)
+    state = WorkingState(store, "s1", configuration=config)
     state.task_add("title", notes="é" * 100)  # 5 + 200 bytes
     state.note_write("k", "x" * (65_536 - 205 - 1))  # exactly full
     assert state.usage().bytes == 65_536
@@ -248,9 +346,9 @@ def test_notes_and_tasks_share_64_kib(state: WorkingState, store: RecordStore) -
 
 
 def test_a_single_value_over_the_byte_limit_is_refused(state: WorkingState) -> None:
-    """One note larger than 64 KiB is refused whole, never stored cut."""
-    with pytest.raises(WorkingStateLimitError, match="max_bytes"):
-        state.note_write("huge", "x" * 70_000)
+    """One note larger than the (default, 16 MiB) storage limit is refused whole, never cut."""
+    with pytest.raises(WorkingStateLimitError, match="max_bytes=16,777,216"):
+        state.note_write("huge", "x" * (16 * 1024 * 1024))
     with pytest.raises(NotFoundError):
         state.note_get("huge")
 

@@ -1,13 +1,14 @@
 """The working-state projection: one bounded block appended at the end of a request.
 
-Pure functions of (notes, tasks, boundary, max_chars). At a ``user_input`` boundary the
-block shows notes and active tasks; at a ``tool_result`` boundary active tasks only; at
-any other boundary nothing (None). Notes come first, by key, then tasks, by creation::
+Pure functions of (notes, tasks, boundary, max_chars, max_notes, max_tasks). At a
+``user_input`` boundary the block shows notes and active tasks; at a ``tool_result``
+boundary active tasks only; at any other boundary nothing (None). Notes come first, by
+key, then tasks, by creation::
 
     <working-state>
     <notes>
     <note key="a">value</note>
-    <note-ref key="big"/>
+    <note-ref key="big" chars="90000"/>
     <notes-omitted count="2"/>
     </notes>
     <tasks>
@@ -15,14 +16,17 @@ any other boundary nothing (None). Notes come first, by key, then tasks, by crea
     </tasks>
     </working-state>
 
-The block never exceeds ``max_chars``. Room for each section's omitted-count line is
-reserved first, so the count always fits. Tasks may take up to half of the rest while
-there are notes; notes then take what is left: first a ``<note-ref>`` for every note
-that fits (in key order), then, in key order, whole values in place of refs while they
-fit. A note is shown whole or not at all (a ref names it; ``note_get`` reads it); notes
-and tasks that fit in no form are counted. Tasks are whole lines or counted. Keys,
-values and titles are escaped by :mod:`taskctx.markup` (the kernel's one table), so no
-value can open or close an element, end an attribute or show a package alias.
+The block shows at most ``max_notes`` notes (the first in key order; default 256) and
+``max_tasks`` active tasks (the first created; default 128): the others are still
+stored, and counted. The block never exceeds ``max_chars`` (default 65,536). Room for
+each section's omitted-count line is reserved first, so the count always fits. Tasks
+may take up to half of the rest while there are notes; notes then take what is left:
+first a ``<note-ref>`` for every note that fits (in key order), then, in key order,
+whole values in place of refs while they fit. A note is shown whole or not at all (a
+ref names it and its length in characters, ``chars``; ``note_get`` reads it); notes and
+tasks that fit in no form are counted. Tasks are whole lines or counted. Keys, values
+and titles are escaped by :mod:`taskctx.markup` (the kernel's one table), so no value
+can open or close an element, end an attribute or show a package alias.
 """
 
 from __future__ import annotations
@@ -32,7 +36,12 @@ from typing import Literal
 
 from taskctx.markup import element
 from taskctx.model import FrozenModel
-from taskctx_memory.config import MIN_PROJECTION_CHARS
+from taskctx_memory.config import (
+    DEFAULT_PROJECTION_CHARS,
+    DEFAULT_PROJECTION_NOTES,
+    DEFAULT_PROJECTION_TASKS,
+    MIN_PROJECTION_CHARS,
+)
 from taskctx_memory.values import Task
 
 __all__ = [
@@ -64,8 +73,8 @@ def _note_line(key: str, value: str) -> str:
     return element("note", value, key=key)
 
 
-def _ref_line(key: str) -> str:
-    return element("note-ref", None, key=key)
+def _ref_line(key: str, value: str) -> str:
+    return element("note-ref", None, key=key, chars=len(value))
 
 
 def _task_line(task: Task) -> str:
@@ -100,7 +109,7 @@ class _TaskPlan:
 
 def _plan_notes(items: list[tuple[str, str]], budget: int) -> tuple[list[str | None], int]:
     """Per note: its whole line, its ref line or None (omitted); and the characters used."""
-    refs = [_ref_line(key) for key, _ in items]
+    refs = [_ref_line(key, value) for key, value in items]
     wholes = [_note_line(key, value) for key, value in items]
     chosen: list[str | None] = [None] * len(items)
     used = 0
@@ -118,22 +127,37 @@ def _plan_notes(items: list[tuple[str, str]], budget: int) -> tuple[list[str | N
     return chosen, used
 
 
+def _check_count(name: str, value: int, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} is an int, not {type(value).__name__}")
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, not {value}")
+
+
 def build_projection(
     notes: Mapping[str, str],
     tasks: Sequence[Task],
     boundary: str,
     *,
-    max_chars: int,
+    max_chars: int = DEFAULT_PROJECTION_CHARS,
+    max_notes: int = DEFAULT_PROJECTION_NOTES,
+    max_tasks: int = DEFAULT_PROJECTION_TASKS,
 ) -> Projection | None:
-    """The block for ``boundary`` and what it holds, or None when it would show nothing."""
-    if max_chars < MIN_PROJECTION_CHARS:
-        raise ValueError(f"max_chars must be at least {MIN_PROJECTION_CHARS}, not {max_chars}")
+    """The block for ``boundary`` and what it holds, or None when it would show nothing.
+
+    It shows at most ``max_notes`` notes and ``max_tasks`` active tasks in at most
+    ``max_chars`` characters; every note and active task it does not show is counted.
+    """
+    _check_count("max_chars", max_chars, MIN_PROJECTION_CHARS)
+    _check_count("max_notes", max_notes, 0)
+    _check_count("max_tasks", max_tasks, 0)
     if boundary not in PROJECTED_BOUNDARIES:
         return None
     note_items = sorted(notes.items()) if boundary == "user_input" else []
     active = [task for task in tasks if task.active]
     if not note_items and not active:
         return None
+    shown_notes = note_items[:max_notes]  # the rest are omitted (counted) whatever the room
     frame = len(_OPEN) + 1 + len(_CLOSE)
     if note_items:
         frame += _section_frame("notes", len(note_items))
@@ -143,9 +167,10 @@ def build_projection(
     if available < 0:
         raise ValueError(f"max_chars={max_chars} cannot hold the frame of {len(notes)} notes")
 
-    task_plan = _TaskPlan([_task_line(task) for task in active])
+    task_plan = _TaskPlan([_task_line(task) for task in active[:max_tasks]])
     task_plan.fill(available // 2 if note_items else available)
-    chosen, notes_used = _plan_notes(note_items, available - task_plan.used)
+    chosen, notes_used = _plan_notes(shown_notes, available - task_plan.used)
+    chosen += [None] * (len(note_items) - len(shown_notes))
     task_plan.fill(available - notes_used)  # tasks may take what notes left
 
     lines = [_OPEN]
@@ -163,8 +188,9 @@ def build_projection(
         if omitted:
             lines.append(_omitted_line("notes", len(omitted)))
         lines.append("</notes>")
-    shown_ids = [t.id for t, shown in zip(active, task_plan.shown, strict=True) if shown]
-    left_ids = [t.id for t, shown in zip(active, task_plan.shown, strict=True) if not shown]
+    task_shown = task_plan.shown + [False] * (len(active) - len(task_plan.shown))
+    shown_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if shown]
+    left_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if not shown]
     if active:
         lines.append("<tasks>")
         pairs = zip(task_plan.lines, task_plan.shown, strict=True)
@@ -191,8 +217,12 @@ def project_working_state(
     tasks: Sequence[Task],
     boundary: str,
     *,
-    max_chars: int,
+    max_chars: int = DEFAULT_PROJECTION_CHARS,
+    max_notes: int = DEFAULT_PROJECTION_NOTES,
+    max_tasks: int = DEFAULT_PROJECTION_TASKS,
 ) -> str | None:
     """The ``<working-state>`` block for ``boundary`` within ``max_chars``, or None."""
-    projection = build_projection(notes, tasks, boundary, max_chars=max_chars)
+    projection = build_projection(
+        notes, tasks, boundary, max_chars=max_chars, max_notes=max_notes, max_tasks=max_tasks
+    )
     return None if projection is None else projection.text

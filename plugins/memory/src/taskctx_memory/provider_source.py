@@ -19,9 +19,9 @@ source I/O), and there is no cache that could disagree with it.
   of everything the source can show: the notes (keys and values) and tasks (in order)
   of the session's namespace and of global memory, loaded now. That read is bounded:
   writes through :class:`~taskctx_memory.state.WorkingState` keep each namespace within
-  its :class:`~taskctx_memory.config.WorkingStateConfiguration` (``max_notes``,
-  ``max_tasks``, ``max_bytes`` = 64 KiB by default), so one revision is two loads per
-  namespace and a hash of at most about that much text each; a provider the
+  its :class:`~taskctx_memory.config.WorkingStateConfiguration` storage limits
+  (``max_notes``, ``max_tasks``, ``max_bytes`` = 16 MiB by default), so one revision is
+  two loads per namespace and a hash of at most about that much text each; a provider the
   application fills past those limits by itself is read whole all the same.
 - **No pinned revisions** (``serves_pinned_revisions = False``). A page asked for at
   a revision that has passed is served from the current state and names the current

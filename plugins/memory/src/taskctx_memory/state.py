@@ -308,13 +308,20 @@ class WorkingState:
     def projection(self, boundary: str) -> Projection | None:
         """The projection for ``boundary`` with what it shows, refers to and leaves out."""
         notes, tasks = self._backend.load()
+        configuration = self.configuration
         return build_projection(
-            notes, tasks, boundary, max_chars=self.configuration.projection_max_chars
+            notes,
+            tasks,
+            boundary,
+            max_chars=configuration.projection_max_chars,
+            max_notes=configuration.projection_max_notes,
+            max_tasks=configuration.projection_max_tasks,
         )
 
     def project(self, boundary: str) -> str | None:
         """The ``<working-state>`` block for ``boundary`` (``user_input``: notes and active
-        tasks; ``tool_result``: active tasks; else None), within ``projection_max_chars``."""
+        tasks; ``tool_result``: active tasks; else None), within the projection settings
+        (``projection_max_notes``, ``projection_max_tasks``, ``projection_max_chars``)."""
         projection = self.projection(boundary)
         return None if projection is None else projection.text
 

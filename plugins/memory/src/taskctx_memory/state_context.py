@@ -11,6 +11,7 @@ from typing import Protocol
 
 from pydantic import Field
 
+from taskctx_memory.config import DEFAULT_PROJECTION_CHARS
 from taskctx_memory.request import (
     Boundary,
     CapabilityLimitError,
@@ -32,9 +33,10 @@ class ProjectionSource(Protocol):
 
 
 class ProjectionLimits(CapabilityLimits):
-    """Limits of the working-state block: its characters."""
+    """Limits of the working-state block: its characters (by default the projection's own
+    default bound, 65,536, so a default working state never fails a default request)."""
 
-    max_chars: int = Field(default=8000, ge=1)
+    max_chars: int = Field(default=DEFAULT_PROJECTION_CHARS, ge=1)
 
 
 def bounded_projection(

@@ -27,6 +27,7 @@ from taskctx_records.values import (
     MaterializationEvent,
     QueryPage,
     Record,
+    RecordId,
     RecordRef,
     Snapshot,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "PinnedViewLimits",
     "QueryPage",
     "Record",
+    "RecordId",
     "RecordRef",
     "RecordStore",
     "RecordStoreCorruptError",

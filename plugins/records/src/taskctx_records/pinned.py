@@ -18,7 +18,7 @@ from taskctx.cursor import check_ttl
 from taskctx.errors import CursorError
 from taskctx_records.errors import PinnedViewLimitError
 from taskctx_records.query import QuerySpec
-from taskctx_records.values import QueryPage, Record
+from taskctx_records.values import QueryPage, Record, RecordId
 
 if TYPE_CHECKING:
     from taskctx_records.store import RecordStore
@@ -116,8 +116,8 @@ class PinnedView:
         self._charge(page.records)
         return page
 
-    def get(self, record_id: str) -> Record:
-        """``RecordStore.get`` at the view's revision."""
+    def get(self, record_id: RecordId) -> Record:
+        """``RecordStore.get`` at the view's revision (an id, a RecordRef or a Record)."""
         self._check_open()
         record = self.store.get(record_id, at_revision=self.revision)
         self._charge([record])

@@ -22,7 +22,11 @@ from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
 from taskctx_records import links as record_links
 from taskctx_records import snapshots as named_snapshots
-from taskctx_records.budget import DEFAULT_MATERIALIZATION_LIMIT, MaterializationBudget
+from taskctx_records.budget import (
+    DEFAULT_MATERIALIZATION_LIMIT,
+    MaterializationBudget,
+    MemoryProbe,
+)
 from taskctx_records.location import DB_NAME, check_key_file
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.query import (
@@ -46,8 +50,10 @@ from taskctx_records.values import (
     MaterializationEvent,
     QueryPage,
     Record,
+    RecordId,
     RecordRef,
     Snapshot,
+    record_id_of,
 )
 from taskctx_records.writes import PutItem, allocate, utc_now, write_versions
 
@@ -71,7 +77,14 @@ class RecordStore:
         host: PluginHost | None = None,
         materialization_limit: int = DEFAULT_MATERIALIZATION_LIMIT,
         strict: bool = False,
+        *,
+        memory_probe: MemoryProbe | None = None,
     ) -> None:
+        """Open (or make) the store under ``root``.
+
+        ``memory_probe`` measures the memory left for the materialization budget's
+        tight-memory rule (default :func:`taskctx_records.budget.available_memory`).
+        """
         if mode not in ("read_only", "read_write"):
             raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
         self.root = Path(root)
@@ -79,7 +92,9 @@ class RecordStore:
         self.state_dir = self.root / STATE_SUBDIR
         self.path = self.state_dir / DB_NAME
         self._host = host
-        self._budget = MaterializationBudget(materialization_limit, strict=strict)
+        self._budget = MaterializationBudget(
+            materialization_limit, strict=strict, memory=memory_probe
+        )
         self._lock = threading.RLock()
         self._db = open_database(self.path, read_only=mode == "read_only")
         self._conn: sqlite3.Connection = self._db.conn
@@ -175,7 +190,7 @@ class RecordStore:
         scope: Mapping[str, Any] | None = None,
         source: str | None = None,
         meta: Mapping[str, Any] | None = None,
-        record_id: str | None = None,
+        record_id: RecordId | None = None,
     ) -> RecordRef:
         """Write a record (a new version when ``record_id`` names an existing one)."""
         item = PutItem.checked(
@@ -196,9 +211,9 @@ class RecordStore:
         with self._write() as conn:
             return write_versions(conn, checked, utc_now())
 
-    def delete(self, record_id: str) -> RecordRef:
+    def delete(self, record_id: RecordId) -> RecordRef:
         """Write a tombstone version; the record is absent from then on (history stays)."""
-        item = PutItem(None, "", record_id=record_id, delete=True)
+        item = PutItem(None, "", record_id=record_id_of(record_id, "record_id"), delete=True)
         with self._write() as conn:
             return write_versions(conn, [item], utc_now())[0]
 
@@ -214,19 +229,25 @@ class RecordStore:
             raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
         return tuple(row)
 
-    def get(self, record_id: str, *, at_revision: int | None = None) -> Record:
-        """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted."""
+    def get(self, record_id: RecordId, *, at_revision: int | None = None) -> Record:
+        """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted.
+
+        ``record_id`` is an id or the RecordRef ``put`` returned (or a Record): it names the
+        record; the version read is the one alive at ``at_revision``.
+        """
+        record_id = record_id_of(record_id, "record_id")
         return row_to_record(self._row(record_id, self._pin(at_revision)))
 
     def read_bounded(
         self,
-        record_id: str,
+        record_id: RecordId,
         offset: int = 0,
         limit: int | None = None,
         *,
         at_revision: int | None = None,
     ) -> BoundedRead:
         """A slice of the canonical content: characters for text/JSON, bytes for bytes."""
+        record_id = record_id_of(record_id, "record_id")
         if offset < 0 or (limit is not None and limit < 0):
             raise ValueError("offset and limit must not be negative")
         revision = self._pin(at_revision)
@@ -383,10 +404,11 @@ class RecordStore:
         scope: Mapping[str, Any] | None,
         collections: Sequence[str] | None,
         at_revision: int,
-        after_id: str | None = None,
+        after_id: RecordId | None = None,
         limit: int = 500,
     ) -> list[Record]:
         """Records alive at ``at_revision`` in scope, ordered by id, after ``after_id``."""
+        after_id = None if after_id is None else record_id_of(after_id, "after_id")
         spec = QuerySpec(
             scope=scope_pairs(scope),
             collections=None if collections is None else tuple(collections),
@@ -413,21 +435,24 @@ class RecordStore:
 
     def link(
         self,
-        source_id: str,
-        target_id: str,
+        source_id: RecordId,
+        target_id: RecordId,
         relation: str,
         meta: Mapping[str, Any] | None = None,
     ) -> Link:
         """Relate two existing records (the latest link of a triple wins); :mod:`.links`."""
-        return record_links.add(self._write, source_id, target_id, relation, meta)
+        source = record_id_of(source_id, "source_id")
+        target = record_id_of(target_id, "target_id")
+        return record_links.add(self._write, source, target, relation, meta)
 
     def links(
         self,
-        record_id: str,
+        record_id: RecordId,
         relation: str | None = None,
         direction: Literal["out", "in"] = "out",
     ) -> list[Link]:
         """Links from (``out``) or to (``in``) a record, optionally of one relation."""
+        record_id = record_id_of(record_id, "record_id")
         return record_links.find(self._read, record_id, relation, direction)
 
     def checkpoint(

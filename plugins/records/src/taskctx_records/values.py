@@ -20,8 +20,10 @@ __all__ = [
     "MaterializationEvent",
     "QueryPage",
     "Record",
+    "RecordId",
     "RecordRef",
     "Snapshot",
+    "record_id_of",
 ]
 
 ContentType = Literal["text", "bytes", "json"]
@@ -37,6 +39,22 @@ class RecordRef(FrozenModel):
     content_type: ContentType
     sha256: str
     size: int
+
+
+def record_id_of(value: object, parameter: str) -> str:
+    """The record id ``value`` names: a ``str`` id, or the ``id`` of a RecordRef or Record.
+
+    Anything else is a TypeError naming ``parameter`` and the types accepted. A ref names
+    its record, not its version: reads still follow ``at_revision`` (default: now).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (RecordRef, Record)):
+        return value.id
+    raise TypeError(
+        f"{parameter} must be a record id (str), a RecordRef or a Record, "
+        f"not {type(value).__name__}"
+    )
 
 
 class Record(FrozenModel):
@@ -56,6 +74,10 @@ class Record(FrozenModel):
     version: int
     revision: int
     created_at: datetime
+
+
+RecordId = str | RecordRef | Record
+"""What names a record: its id, the RecordRef ``put`` returned, or a Record read."""
 
 
 class BoundedRead(FrozenModel):

@@ -25,7 +25,7 @@ from taskctx.errors import NotFoundError
 from taskctx_records.content import canonical_json, encode
 from taskctx_records.query import scope_pairs
 from taskctx_records.schema import OPEN_END
-from taskctx_records.values import RecordRef
+from taskctx_records.values import RecordRef, record_id_of
 
 __all__ = ["PutItem", "Transaction", "allocate", "new_record_id", "utc_now", "write_versions"]
 
@@ -98,18 +98,20 @@ class PutItem:
         scope: Mapping[str, Any] | None,
         source: str | None,
         meta: Mapping[str, Any] | None,
-        record_id: str | None,
+        record_id: object,
     ) -> PutItem:
-        """Validate put's arguments (collection required, scope/meta JSON objects)."""
+        """Validate put's arguments (collection required, scope/meta JSON objects; a
+        ``record_id`` is an id, a RecordRef or a Record)."""
         if not isinstance(collection, str) or not collection:
             raise ValueError("put needs collection=: a non-empty name such as 'observations'")
         if scope is not None and not isinstance(scope, Mapping):
             raise TypeError("scope must be a JSON object (a mapping), e.g. {'task_id': 'x'}")
         if meta is not None and not isinstance(meta, Mapping):
             raise TypeError("meta must be a JSON object (a mapping)")
-        if record_id is not None and (not isinstance(record_id, str) or not record_id):
+        named = None if record_id is None else record_id_of(record_id, "record_id")
+        if named == "":
             raise ValueError("record_id must be a non-empty string")
-        return cls(content, collection, kind, scope, source, meta, record_id)
+        return cls(content, collection, kind, scope, source, meta, named)
 
 
 def allocate(conn: sqlite3.Connection, count: int) -> int:
