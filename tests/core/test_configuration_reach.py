@@ -10,6 +10,7 @@ import pytest
 from taskctx import PluginHost, RunConfiguration, TaskContext
 from taskctx.errors import PolicyError, TaskCtxError
 from taskctx.hookspecs import hookimpl
+from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
 from taskctx.policy import ConfigurableSource, govern
 from taskctx.protocols import ContextSource
 from taskctx.testing import MemorySource
@@ -35,6 +36,27 @@ class NetworkSource(MemorySource):
         return self
 
 
+class Unconfigurable:
+    """A source that does not say how a configuration governs it (no with_configuration)."""
+
+    kind = "memory"
+
+    def __init__(self, items: dict[str, str | bytes]) -> None:
+        self._inner = MemorySource(items)
+
+    async def async_revision(self) -> str:
+        """The inner source's revision."""
+        return await self._inner.async_revision()
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        """The inner source's descriptors."""
+        return await self._inner.async_enumerate_descriptors(request)
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        """The inner source's read."""
+        return await self._inner.async_read_exact(ref, limit)
+
+
 class Renamed(NetworkSource):
     """A source whose with_configuration returns a source of another kind."""
 
@@ -54,8 +76,8 @@ class Plugin:
             return NetworkSource(url, configuration)
 
         def plain(text: str = "hello") -> ContextSource:
-            source = MemorySource({"a.md": text})
-            source.kind = "plain"  # type: ignore[misc]
+            source = Unconfigurable({"a.md": text})
+            source.kind = "plain"
             return source
 
         register("networked", networked)
@@ -147,7 +169,7 @@ def test_attach_refuses_a_source_that_cannot_be_governed(host: PluginHost, tmp_p
     """Under allowed_hosts, a source without with_configuration is refused, naming the binding."""
     ctx = context(host, tmp_path, RESTRICTED)
     with pytest.raises(PolicyError) as caught:
-        ctx.attach(MemorySource({"a": "b"}), binding_id="notes")
+        ctx.attach(Unconfigurable({"a": "b"}), binding_id="notes")
     message = str(caught.value)
     assert "binding 'notes' (kind 'memory')" in message
     assert "with_configuration" in message
@@ -158,7 +180,7 @@ def test_attach_refuses_a_source_that_cannot_be_governed(host: PluginHost, tmp_p
 def test_an_unrestricted_context_attaches_any_source(host: PluginHost, tmp_path: Path) -> None:
     """With every host allowed, a source without with_configuration attaches as before."""
     ctx = context(host, tmp_path, RunConfiguration())
-    source = MemorySource({"a": "b"})
+    source = Unconfigurable({"a": "b"})
     ctx.attach(source, binding_id="notes")
     assert ctx.bindings["notes"].source is source
 
@@ -193,7 +215,8 @@ def test_govern_reports_the_protocol() -> None:
     """govern() accepts ConfigurableSource implementations and type-checks its input."""
     source = NetworkSource("https://example.org/r")
     assert isinstance(source, ConfigurableSource)
-    assert not isinstance(MemorySource(), ConfigurableSource)
+    assert isinstance(MemorySource(), ConfigurableSource)
+    assert not isinstance(Unconfigurable({}), ConfigurableSource)
     assert govern(source, RESTRICTED, "binding 'x'") is source
     with pytest.raises(TypeError, match="RunConfiguration, not dict"):
         govern(source, {}, "binding 'x'")  # type: ignore[arg-type]
