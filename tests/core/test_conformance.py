@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from taskctx import SectionInfo
+from taskctx.errors import PolicyError
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -24,6 +25,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.plugins import FIRST_PARTY_KINDS, PluginHost, PluginRecord, normalize_name
+from taskctx.policy import RunConfiguration
 from taskctx.sections import parse_line_scope, slice_lines
 from taskctx.testing import MemorySource, SourceContract, sha256_of
 
@@ -248,6 +250,35 @@ def test_source_rules_catch_broken_sources(source_class: type[MemorySource], rul
     getattr(SourceContract(), rule)(MemorySource(ITEMS))
     with pytest.raises(AssertionError):
         getattr(SourceContract(), rule)(source_class(ITEMS))
+
+
+class Governed(MemorySource):
+    """Keeps itself under any configuration (it contacts no host)."""
+
+    def with_configuration(self, configuration: RunConfiguration) -> MemorySource:
+        return self
+
+
+class GovernsIntoAnother(MemorySource):
+    """Returns a different, empty source from with_configuration."""
+
+    def with_configuration(self, configuration: RunConfiguration) -> MemorySource:
+        return MemorySource({})
+
+
+class RefusesEveryConfiguration(MemorySource):
+    """Refuses even the configuration that allows every host."""
+
+    def with_configuration(self, configuration: RunConfiguration) -> MemorySource:
+        raise PolicyError("never governed")
+
+
+@pytest.mark.parametrize("broken", [GovernsIntoAnother, RefusesEveryConfiguration])
+def test_with_configuration_rule_catches_broken_sources(broken: type[MemorySource]) -> None:
+    """with_configuration must keep the source's items and accept an unrestricted run."""
+    SourceContract().test_with_configuration_keeps_the_source(Governed(ITEMS))
+    with pytest.raises((AssertionError, PolicyError)):
+        SourceContract().test_with_configuration_keeps_the_source(broken(ITEMS))
 
 
 def test_source_kind_must_be_a_binding_id() -> None:

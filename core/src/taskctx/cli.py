@@ -198,6 +198,13 @@ def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
     help="Attach a source by kind name and options; repeatable.",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="Restrict the hosts sources may contact to these (exact, or regex:RE2); repeatable.",
+)
+@click.option(
     "--put",
     "puts",
     multiple=True,
@@ -253,6 +260,7 @@ def read_command(
     query: str,
     records_dir: str | None,
     sources: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
     puts: tuple[str, ...],
     required_puts: tuple[str, ...],
     put_files: tuple[str, ...],
@@ -269,14 +277,18 @@ def read_command(
 
     Each PATH is attached as a task workspace (taskctx-workspace). The package is
     printed as the model sees it, refs as [[ref:ref_N]] aliases, with coverage.
+    With --allow-host, every source is made and attached under a RunConfiguration
+    allowing only those hosts (a pinned repository URL elsewhere is refused).
     """
     from pathlib import Path
 
     from taskctx.context import TaskContext
     from taskctx.model import ContextBudget, ContextReadIntent
+    from taskctx.policy import RunConfiguration
 
     try:
-        ctx = TaskContext(task_id, host=load_host())
+        configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
+        ctx = TaskContext(task_id, host=load_host(), configuration=configuration)
         for raw in puts:
             ctx.put(*_role_value(raw, "--put"))
         for raw in required_puts:
@@ -287,13 +299,13 @@ def read_command(
                 role=role, content=Path(file_name).read_bytes(), title=file_name, media_type=None
             )
         for number, path in enumerate(paths, start=1):
-            source = ctx.host.source("task_workspace", root=path, mode="read_only")
+            source = ctx.source("task_workspace", root=path, mode="read_only")
             ctx.attach(source, binding_id=f"files-{number}" if len(paths) > 1 else "files")
         if records_dir is not None:
-            ctx.attach(ctx.host.source("record_store", root=records_dir), binding_id="records")
+            ctx.attach(ctx.source("record_store", root=records_dir), binding_id="records")
         for raw in sources:
             kind, options = _source_spec(raw)
-            ctx.attach(ctx.host.source(kind, **options))
+            ctx.attach(ctx.source(kind, **options))
         intent = ContextReadIntent(
             query=query,
             explicit_refs=refs,

@@ -34,7 +34,7 @@ from taskctx.model import (
     SectionInfo,
     SourceDescriptor,
 )
-from taskctx.policy import RunConfiguration
+from taskctx.policy import RunConfiguration, govern
 from taskctx.protocols import ContextSource, IndexProvider, PartitionKey
 from taskctx.sections import markdown_sections
 from taskctx.statefiles import StateDir
@@ -127,13 +127,19 @@ class TaskContext:
     ``$TASKCTX_STATE_DIR`` or the user cache) holds the persistent index and the
     cursor signing key, so cursors verify in a new process. ``configuration`` is the
     immutable RunConfiguration (allowed hosts, namespaced extensions) that sources and
-    selectors of this task consult.
+    selectors of this task consult; it is set once, at construction. ``source()`` hands
+    it to the factories of the sources it makes, and ``attach()`` puts every source
+    under it, however the source was built (``taskctx.policy.govern``).
     """
 
     task_id: str
     host: PluginHost = attrs.field(default=None, converter=_host_or_default)
     state_dir: Path = attrs.field(default=None, converter=_state_dir_or_default)
-    configuration: RunConfiguration = attrs.field(factory=RunConfiguration)
+    configuration: RunConfiguration = attrs.field(
+        factory=RunConfiguration,
+        validator=attrs.validators.instance_of(RunConfiguration),
+        on_setattr=attrs.setters.frozen,  # attached sources were governed by this one
+    )
     entries: dict[str, DirectEntry] = attrs.field(factory=dict, init=False)
     bindings: dict[str, SourceBinding] = attrs.field(factory=dict, init=False)
     index: ContextIndex = attrs.field(init=False)
@@ -207,10 +213,30 @@ class TaskContext:
         self._revision = None
         return self.entries[entry_id].ref
 
+    def source(self, kind: str, /, **options: Any) -> ContextSource:
+        """A new source of ``kind`` made under this context's configuration.
+
+        ``host.source(kind, configuration=self.configuration, **options)``: a factory
+        with a ``configuration`` parameter receives it (a pinned repository authorises
+        its URL and every redirect with it), and the source is governed by it.
+        """
+        if "configuration" in options:
+            raise TaskCtxError(
+                "TaskContext.source passes the context's own configuration; "
+                "set it on TaskContext(configuration=...), not per source"
+            )
+        return self.host.source(kind, configuration=self.configuration, **options)
+
     def attach(
         self, source: ContextSource, binding_id: str | None = None, *, role: str = "information"
     ) -> str:
-        """Attach ``source`` under ``binding_id`` (default: its kind); return the binding id."""
+        """Attach ``source`` under ``binding_id`` (default: its kind); return the binding id.
+
+        The source is put under this context's configuration first
+        (``source.with_configuration``): one that contacted a host the configuration
+        refuses, or that cannot say it keeps to restricted hosts, raises PolicyError
+        naming the binding, and nothing is attached.
+        """
         for attribute in (
             "kind",
             "async_revision",
@@ -226,6 +252,7 @@ class TaskContext:
             )
         if binding_id in self.bindings:
             raise TaskCtxError(f"binding {binding_id!r} is already attached")
+        source = govern(source, self.configuration, f"binding {binding_id!r}")
         identity = getattr(source, "identity", None)
         self.bindings[binding_id] = SourceBinding(
             binding_id, source, role, identity if isinstance(identity, str) else None

@@ -63,6 +63,7 @@ from taskctx.errors import (
     UnknownSourceKindError,
 )
 from taskctx.model import FrozenModel
+from taskctx.policy import RunConfiguration, govern
 from taskctx.protocols import ContextSource, FileIOHandler, IndexProvider, ScopedRead, Selector
 
 __all__ = [
@@ -431,15 +432,28 @@ class PluginHost:
         """Source kind -> factory, in load order."""
         return self._mapping("source_kinds")
 
-    def source(self, kind: str, /, **options: Any) -> ContextSource:
+    def source(
+        self, kind: str, /, *, configuration: RunConfiguration | None = None, **options: Any
+    ) -> ContextSource:
         """A new ContextSource of ``kind`` made by its factory from ``options``.
 
         A factory that accepts a ``host`` keyword gets this host unless the caller passed
         one, so the source sees the same plugins (file IO handlers, say) as its caller.
+        With ``configuration`` (a RunConfiguration), a factory with an explicit
+        ``configuration`` parameter receives it, and the source made is put under it
+        (``taskctx.policy.govern``), PolicyError if it cannot be.
         """
         entry = self._registry["source_kinds"].get(kind)
         if entry is None:
             raise UnknownSourceKindError(self._unknown_kind_message(kind))
+        if configuration is not None:
+            if not isinstance(configuration, RunConfiguration):
+                raise TypeError(
+                    "the configuration of host.source must be a RunConfiguration, "
+                    f"not {type(configuration).__name__}"
+                )
+            if accepts_keyword(entry.value, "configuration"):
+                options["configuration"] = configuration
         if "host" not in options and accepts_keyword(entry.value, "host"):
             options["host"] = self
         check_options(kind, entry.owner, entry.value, options)
@@ -451,6 +465,8 @@ class PluginHost:
                 f"factory of source kind {kind!r} ({entry.owner}) returned a source of kind "
                 f"{source.kind!r}; a factory must return sources of the kind it registered"
             )
+        if configuration is not None:
+            source = govern(source, configuration, f"source kind {kind!r} ({entry.owner})")
         return source
 
     def _unknown_kind_message(self, kind: str) -> str:

@@ -4,6 +4,8 @@
 is the frozen value shared by every consumer of a run (it owns a HostPolicy and the
 namespaced ``extensions``). Rule violations raise :class:`taskctx.errors.PolicyError`,
 at construction for bad rules and from ``authorize_url`` for refused URLs.
+:func:`govern` puts a source under a configuration (``source.with_configuration``),
+as ``TaskContext.attach`` and ``PluginHost.source(..., configuration=...)`` do.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
@@ -22,7 +24,10 @@ from taskctx.errors import PolicyError
 from taskctx.jsonsafe import check_json_depth
 from taskctx.model import FrozenModel
 
-__all__ = ["REGEX_PREFIX", "HostPolicy", "RunConfiguration"]
+if TYPE_CHECKING:
+    from taskctx.protocols import ContextSource
+
+__all__ = ["REGEX_PREFIX", "ConfigurableSource", "HostPolicy", "RunConfiguration", "govern"]
 
 REGEX_PREFIX = "regex:"
 """Prefix of an allow-list entry: an RE2 pattern that must fully match the normalised host."""
@@ -387,3 +392,56 @@ class RunConfiguration(FrozenModel):
         if namespace not in self.extensions:
             return default
         return _thaw_json(self.extensions[namespace])
+
+
+@runtime_checkable
+class ConfigurableSource(Protocol):
+    """A source that puts itself under a run's configuration (optional protocol method).
+
+    ``with_configuration(configuration)`` returns the source to attach (itself, or a
+    copy that consults ``configuration``) once every host it contacted or will contact
+    passes ``configuration.authorize_url``, and raises PolicyError naming the refused
+    URL otherwise. It must never widen what the source was built with: a source built
+    under ``allowed_hosts`` keeps obeying them as well.
+    """
+
+    kind: str
+
+    def with_configuration(self, configuration: RunConfiguration) -> ContextSource:
+        """The source governed by ``configuration`` too; PolicyError if it cannot be."""
+        ...
+
+
+def govern(source: ContextSource, configuration: RunConfiguration, what: str) -> ContextSource:
+    """``source`` put under ``configuration``; ``what`` names it in errors (a binding).
+
+    A source with ``with_configuration`` is asked to govern itself and must return a
+    source of its own kind. A source without it is returned as is when the
+    configuration allows every host; when the configuration restricts hosts it is
+    refused with PolicyError, since nothing says it keeps to them (fail closed).
+    """
+    if not isinstance(configuration, RunConfiguration):
+        raise TypeError(
+            f"configuration must be a RunConfiguration, not {type(configuration).__name__}"
+        )
+    method = getattr(source, "with_configuration", None)
+    if not callable(method):
+        if configuration.host_policy.unrestricted:
+            return source
+        raise PolicyError(
+            f"{what} (kind {source.kind!r}): {type(source).__qualname__} has no "
+            f"with_configuration(), so the run's allowed_hosts "
+            f"{list(configuration.allowed_hosts or ())} cannot govern it; a source used "
+            "under allowed_hosts must implement with_configuration (docs/writing-plugins.md)"
+        )
+    try:
+        governed = method(configuration)
+    except PolicyError as exc:
+        raise PolicyError(f"{what} (kind {source.kind!r}): {exc}") from exc
+    if getattr(governed, "kind", None) != source.kind:
+        raise TypeError(
+            f"{what}: {type(source).__qualname__}.with_configuration returned {governed!r}, "
+            f"not a source of kind {source.kind!r}"
+        )
+    result: ContextSource = governed
+    return result

@@ -25,6 +25,7 @@ from taskctx import (
     ContextRef,
     EnumerationRequest,
     PluginHost,
+    RunConfiguration,
     StaleReaderError,
     TaskContext,
 )
@@ -418,3 +419,40 @@ def test_a_provider_returning_a_task_id_twice_is_reported() -> None:
         run(source.async_revision())
     with pytest.raises(TaskStateProviderError, match="more than once"):
         listing(source)
+
+
+class GovernedProvider(DictProvider):
+    """A provider that hands back a copy bound to the run's configuration."""
+
+    def __init__(self, configuration: RunConfiguration | None = None) -> None:
+        super().__init__()
+        self.configuration = configuration
+
+    def with_configuration(self, configuration: RunConfiguration) -> GovernedProvider:
+        """A provider that would consult ``configuration`` before any request."""
+        governed = GovernedProvider(configuration)
+        governed.notes, governed.tasks = self.notes, self.tasks
+        return governed
+
+
+def test_a_provider_is_governed_by_the_context_configuration(tmp_path: Path) -> None:
+    """Under allowed_hosts, a provider without with_configuration is refused; one with it is
+    replaced by what it returns (issue 14 §5)."""
+    configuration = RunConfiguration(allowed_hosts=["tasks.example.org"])
+    ctx = TaskContext(
+        "t", host=PluginHost(allow=[]), state_dir=tmp_path / "state", configuration=configuration
+    )
+    plain = ProviderMemorySource(TaskStateBinding(DictProvider(), "dict"), "s1")
+    with pytest.raises(PolicyError, match=r"binding 'memory'.*provider 'dict'"):
+        ctx.attach(plain, binding_id="memory")
+    assert ctx.bindings == {}
+    governed = ProviderMemorySource(TaskStateBinding(GovernedProvider(), "remote"), "s1")
+    ctx.attach(governed, binding_id="memory")
+    attached = ctx.bindings["memory"].source
+    assert isinstance(attached, ProviderMemorySource)
+    provider = attached.binding.provider
+    assert isinstance(provider, GovernedProvider)
+    assert provider.configuration is configuration
+    open_ctx = TaskContext("t", host=PluginHost(allow=[]), state_dir=tmp_path / "state")
+    open_ctx.attach(plain, binding_id="memory")
+    assert open_ctx.bindings["memory"].source is plain

@@ -1,4 +1,5 @@
-"""Remote repositories: cloned over real smart HTTP only through authorised URLs and hops."""
+"""Remote repositories: cloned over real smart HTTP only through authorised URLs and hops,
+and governed by the configuration of every TaskContext they are attached to."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import attrs
 import pytest
+from click.testing import CliRunner
 from taskctx_repo import PinnedRepository, RepoSource
+from taskctx_repo.errors import GitError
 from taskctx_repo.remote import MAX_REDIRECTS, is_remote
 
-from taskctx import PluginHost, RunConfiguration
+from taskctx import PluginHost, RunConfiguration, TaskContext
+from taskctx.cli import main
 from taskctx.errors import PolicyError
 from tests.plugins.repo.conftest import FILES, Project, commit_all, git, write_files
 
@@ -324,3 +328,180 @@ def test_a_branch_name_resolves_to_the_remote_branch_now(
         url, "main", configuration=configuration, cache_dir=cache, host=host
     ) as repo:
         assert repo.commit == second
+
+
+# -- the run configuration governs every pinned repository (issue 14 §5) --------------------
+
+
+def restricted_context(tmp_path: Path, host: PluginHost, *hosts: str) -> TaskContext:
+    """A TaskContext allowing only ``hosts``."""
+    configuration = RunConfiguration(allowed_hosts=hosts)
+    return TaskContext(
+        "pinned", host=host, state_dir=tmp_path / "state", configuration=configuration
+    )
+
+
+def test_a_context_refuses_a_repository_cloned_from_another_host(
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+) -> None:
+    """A repository cloned without configuration is refused by a context allowing example.org."""
+    server = serve(published)
+    url = f"{server.base}/repo.git"
+    with PinnedRepository(url, project.first, cache_dir=tmp_path / "cache", host=host) as repo:
+        ctx = restricted_context(tmp_path, host, "example.org")
+        with pytest.raises(PolicyError) as caught:
+            ctx.attach(repo.source(), binding_id="upstream")
+        assert "binding 'upstream' (kind 'pinned_repository')" in str(caught.value)
+        assert "127.0.0.1" in str(caught.value)
+        assert ctx.bindings == {}
+        allowed = restricted_context(tmp_path, host, "127.0.0.1")
+        assert allowed.attach(repo.source(), binding_id="upstream") == "upstream"
+
+
+def test_a_context_checks_every_redirect_the_repository_followed(
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+) -> None:
+    """A repository redirected to localhost is refused by a context allowing only 127.0.0.1."""
+    target = serve(published)
+    hop = serve(redirect_to=f"http://localhost:{target.port}")
+    wide = RunConfiguration(allowed_hosts=["127.0.0.1", "localhost"])
+    with PinnedRepository(
+        f"{hop.base}/repo.git",
+        project.first,
+        configuration=wide,
+        cache_dir=tmp_path / "cache",
+        host=host,
+    ) as repo:
+        assert repo.contacted == (
+            f"{hop.base}/repo.git",
+            f"http://localhost:{target.port}/repo.git",
+        )
+        ctx = restricted_context(tmp_path, host, "127.0.0.1")
+        with pytest.raises(PolicyError, match=r"localhost.*a redirect of"):
+            ctx.attach(repo.source())
+        assert ctx.bindings == {}
+
+
+def test_ctx_source_clones_only_from_hosts_the_context_allows(
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory
+) -> None:
+    """ctx.source("pinned_repository", ...) fails closed before any request to a denied host."""
+    server = serve(published)
+    host = PluginHost(allow=["taskctx-repo"])
+    url = f"{server.base}/repo.git"
+    options = {"location": url, "commit": project.first, "cache_dir": str(tmp_path / "cache")}
+    denied = restricted_context(tmp_path, host, "example.org")
+    with pytest.raises(PolicyError, match=r"127\.0\.0\.1"):
+        denied.source("pinned_repository", **options)
+    with pytest.raises(PolicyError, match=r"127\.0\.0\.1"):
+        host.source("pinned_repository", configuration=denied.configuration, **options)
+    assert server.requests == []
+    allowed = restricted_context(tmp_path, host, "127.0.0.1")
+    source = allowed.source("pinned_repository", paths="docs/**", **options)
+    assert isinstance(source, RepoSource)
+    try:
+        assert source.repository.configuration is allowed.configuration
+        allowed.attach(source, binding_id="docs")
+        assert source.repository.list_files() == ["docs/api/reference.md", "docs/guide.md"]
+    finally:
+        source.repository.close()
+
+
+def test_allowed_hosts_narrow_but_never_meet_a_restricted_configuration(
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory
+) -> None:
+    """allowed_hosts narrow an unrestricted context; with a restricted one they are refused."""
+    server = serve(published)
+    host = PluginHost(allow=["taskctx-repo"])
+    url = f"{server.base}/repo.git"
+    open_ctx = TaskContext("pinned", host=host, state_dir=tmp_path / "state")
+    with pytest.raises(PolicyError, match=r"127\.0\.0\.1"):
+        open_ctx.source("pinned_repository", location=url, allowed_hosts="example.org")
+    restricted = restricted_context(tmp_path, host, "127.0.0.1")
+    with pytest.raises(PolicyError, match="give the hosts once"):
+        restricted.source("pinned_repository", location=url, allowed_hosts="127.0.0.1")
+    assert server.requests == []
+
+
+def test_local_paths_and_file_urls_contact_no_host(
+    project: Project, tmp_path: Path, host: PluginHost
+) -> None:
+    """A local path or file: URL is read in place under any allowed_hosts, even none."""
+    for hosts in (("example.org",), ()):
+        ctx = restricted_context(tmp_path, host, *hosts)
+        for location in (str(project.path), project.path.as_uri()):
+            repo = PinnedRepository(location, project.first, host=host)
+            try:
+                assert repo.contacted == ()
+                ctx.attach(repo.source(), binding_id="local")
+                assert repo.read_text("notes.txt") == FILES["notes.txt"]
+                ctx.remove("local")
+            finally:
+                repo.close()
+
+
+@pytest.mark.parametrize(
+    ("location", "message"),
+    [
+        ("file://fileserver/srv/repo.git", "must name a local path"),
+        ("file:///srv/repo.git?x=1", "must name a local path"),
+        ("ssh://git.example.org/repo.git", "http or https only, not 'ssh'"),
+        ("git://git.example.org/repo.git", "http or https only, not 'git'"),
+    ],
+)
+def test_other_transports_are_refused(
+    location: str, message: str, tmp_path: Path, host: PluginHost
+) -> None:
+    """file: URLs of another host and ssh or git URLs raise PolicyError naming the location."""
+    with pytest.raises(PolicyError, match=message) as caught:
+        PinnedRepository(location, "HEAD", cache_dir=tmp_path / "cache", host=host)
+    assert location in str(caught.value)
+
+
+def test_a_local_partial_clone_never_fetches_lazily(
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+) -> None:
+    """Reading a blob-less partial clone fails instead of fetching from its promisor remote."""
+    git(published / "repo.git", "config", "uploadpack.allowFilter", "true")
+    server = serve(published)
+    partial = tmp_path / "partial.git"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--filter=blob:none",
+        f"{server.base}/repo.git",
+        str(partial),
+    )
+    before = len(server.requests)
+    ctx = restricted_context(tmp_path, host, "example.org")
+    with PinnedRepository(partial, project.first, host=host) as repo:
+        ctx.attach(repo.source())
+        with pytest.raises(GitError):
+            repo.read_text("notes.txt")
+    assert len(server.requests) == before
+
+
+def test_the_cli_allow_host_option_governs_pinned_repositories(
+    published: Path,
+    project: Project,
+    tmp_path: Path,
+    serve: ServeFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``taskctx read --allow-host example.org --source pinned_repository:...`` fails closed."""
+    server = serve(published)
+    monkeypatch.setenv("TASKCTX_LOAD_PLUGINS", "taskctx-repo")
+    monkeypatch.setenv("TASKCTX_STATE_DIR", str(tmp_path / "state"))
+    spec = f"pinned_repository:location={server.base}/repo.git,cache_dir={tmp_path / 'cache'}"
+    runner = CliRunner()
+    denied = runner.invoke(main, ["read", "--allow-host", "example.org", "--source", spec])
+    assert denied.exit_code == 1
+    assert "not in allowed_hosts" in denied.output
+    assert server.requests == []
+    allowed = runner.invoke(
+        main, ["read", "--allow-host", "127.0.0.1", "--source", spec, "-q", "upload"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "pinned_repository" in allowed.output

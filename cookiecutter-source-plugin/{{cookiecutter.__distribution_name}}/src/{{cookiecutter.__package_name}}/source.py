@@ -25,6 +25,7 @@ from typing import Any
 from taskctx import ContextRef, DescriptorPage, EnumerationRequest, ExactRead, SourceDescriptor
 from taskctx.errors import NotFoundError, SourceUnavailableError, UnsupportedScopeError
 from taskctx.model import Problem, Representation
+from taskctx.policy import RunConfiguration
 
 __all__ = ["{{ cookiecutter.__class_name }}"]
 
@@ -73,6 +74,12 @@ class {{ cookiecutter.__class_name }}:
         self.root = Path(root).resolve()
         self.identity = f"{self.kind}:{self.root}"
         self._facts: dict[str, _Facts] = {}
+
+    def with_configuration(
+        self, configuration: RunConfiguration
+    ) -> {{ cookiecutter.__class_name }}:
+        """Itself: a local folder contacts no host, whatever ``allowed_hosts`` say."""
+        return self
 
     def describe(self) -> Mapping[str, Any]:
         """Shown in ``ctx.source_catalog()``."""

@@ -13,6 +13,7 @@ from taskctx.model import (
     ExactRead,
     SourceDescriptor,
 )
+from taskctx.policy import RunConfiguration
 from taskctx.protocols import ChangeSet
 from taskctx.sections import markdown_sections
 from taskctx.testing._common import sha256_of
@@ -94,6 +95,10 @@ class MemorySource:
             content_version=sha256_of(content),
             sections=markdown_sections(text) if text is not None else (),
         )
+
+    def with_configuration(self, configuration: RunConfiguration) -> MemorySource:
+        """Itself, under any configuration: items held in memory contact no host."""
+        return self
 
     async def async_revision(self) -> str:
         """``r<N>``: the number of changes so far."""

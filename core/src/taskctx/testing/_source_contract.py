@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taskctx.errors import NotFoundError, StaleReaderError
+from taskctx.errors import NotFoundError, PolicyError, StaleReaderError
 from taskctx.model import (
     BINDING_ID_PATTERN,
     ContextRef,
@@ -18,6 +18,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.plugins import PluginHost
+from taskctx.policy import RunConfiguration
 from taskctx.protocols import ContextSource, scope_kind
 from taskctx.testing._common import run as _run
 from taskctx.testing._common import sha256_of
@@ -150,6 +151,28 @@ class SourceContract:
         if self.covers is None:
             pytest.skip("the subclass declares no `covers` kind")
         assert source.kind == self.covers
+
+    def test_with_configuration_keeps_the_source(self, source: ContextSource) -> None:
+        """``with_configuration`` returns a source of the same kind holding the same items.
+
+        Every configuration allowing all hosts is accepted; one allowing none is accepted
+        or refused with PolicyError (a source that contacted a host). A source without
+        the method is skipped here: a TaskContext restricting ``allowed_hosts`` refuses it.
+        """
+        method = getattr(source, "with_configuration", None)
+        if not callable(method):
+            pytest.skip("no with_configuration(): contexts restricting allowed_hosts refuse it")
+        keys = [d.key for d in self._descriptors(source)]
+        for configuration in (RunConfiguration(), RunConfiguration(allowed_hosts=())):
+            try:
+                governed = method(configuration)
+            except PolicyError:
+                if configuration.host_policy.unrestricted:
+                    raise
+                continue
+            assert isinstance(governed, ContextSource), f"with_configuration gave {governed!r}"
+            assert governed.kind == source.kind
+            assert [d.key for d in self._descriptors(governed)] == keys
 
     def test_revision_is_a_non_empty_str(self, source: ContextSource) -> None:
         """``async_revision()`` returns a non-empty str."""

@@ -48,9 +48,9 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from taskctx.errors import NotFoundError
+from taskctx.errors import NotFoundError, PolicyError
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
 from taskctx_memory.errors import TaskStateProviderError
 from taskctx_memory.items import (
@@ -64,6 +64,9 @@ from taskctx_memory.items import (
 from taskctx_memory.namespace import Namespace, ParsedPath
 from taskctx_memory.provider import ProviderBackend, TaskStateBinding
 from taskctx_memory.values import Task
+
+if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
 
 __all__ = ["ProviderMemorySource"]
 
@@ -105,6 +108,29 @@ class ProviderMemorySource:
         self.include_global = include_global
         self.identity: str | None = None
         self._backends = {ns: ProviderBackend(binding, ns) for ns in self.namespaces}
+
+    def with_configuration(self, configuration: RunConfiguration) -> ProviderMemorySource:
+        """This source over the provider governed by ``configuration``.
+
+        The provider is the application's and may contact hosts: its own
+        ``with_configuration(configuration)`` (returning the provider to use) decides.
+        A provider without one is kept when every host is allowed and refused with
+        PolicyError when ``allowed_hosts`` restricts them.
+        """
+        provider = self.binding.provider
+        method = getattr(provider, "with_configuration", None)
+        if not callable(method):
+            if configuration.host_policy.unrestricted:
+                return self
+            raise PolicyError(
+                f"task state provider {self.binding.name!r} ({type(provider).__qualname__}) "
+                "has no with_configuration(), so allowed_hosts cannot govern it"
+            )
+        governed = method(configuration)
+        if governed is provider:
+            return self
+        binding = TaskStateBinding(governed, self.binding.name)
+        return ProviderMemorySource(binding, self.session_id, include_global=self.include_global)
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the provider's name, the session and whether global is included."""

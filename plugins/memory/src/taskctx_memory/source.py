@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskctx_records import Record, RecordStore
 
@@ -45,6 +45,9 @@ from taskctx_memory.items import (
     task_text,
 )
 from taskctx_memory.namespace import COLLECTION, Namespace, ParsedPath
+
+if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
 
 __all__ = ["SessionMemorySource", "task_text"]
 
@@ -89,6 +92,10 @@ class SessionMemorySource:
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
         self.identity = f"session_memory:{self.store.root}:{digest}"
         self.index_directory = StateDir(self.store.root, (".taskctx", "index"))
+
+    def with_configuration(self, configuration: RunConfiguration) -> SessionMemorySource:
+        """Itself, under any configuration: memory is a local record store; it contacts no host."""
+        return self
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the store, the session and whether global memory is included."""

@@ -30,6 +30,7 @@ from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
 
 if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
     from taskctx_records.store import RecordStore
     from taskctx_records.values import Record
 
@@ -83,6 +84,10 @@ class RecordSource:
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
         self.identity = f"record_store:{store.root}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
+
+    def with_configuration(self, configuration: RunConfiguration) -> RecordSource:
+        """Itself, under any configuration: a record store is local SQLite; it contacts no host."""
+        return self
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the store, the scope and the collections."""

@@ -31,11 +31,24 @@ SAFE_CONFIG = (
 """Only http(s) and local transports; git follows no redirect on its own (the caller
 authorises each hop); no fsmonitor or hooks run on our behalf."""
 
+NETWORK_PROTOCOLS = "http:https"
+"""``GIT_ALLOW_PROTOCOL`` of the commands that fetch (``network=True``): http(s) only."""
+NO_PROTOCOLS = ""
+"""``GIT_ALLOW_PROTOCOL`` of every other command: set and empty, no transport at all.
 
-def git_env() -> dict[str, str]:
-    """The environment of every git command: quiet, prompt-free, config-free."""
+The variable overrides every ``protocol.*.allow`` setting, the repository's own
+included, so a read of a local partial clone cannot lazily fetch a missing object
+from its promisor remote, a host no configuration approved."""
+
+
+def git_env(*, network: bool = False) -> dict[str, str]:
+    """The environment of every git command: quiet, prompt-free, config-free.
+
+    Only with ``network`` may git use a transport (http and https).
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
+        GIT_ALLOW_PROTOCOL=NETWORK_PROTOCOLS if network else NO_PROTOCOLS,
         GIT_TERMINAL_PROMPT="0",
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
@@ -60,8 +73,13 @@ def run_git(
     *,
     timeout: float = 600,
     env: Mapping[str, str] | None = None,
+    network: bool = False,
 ) -> bytes:
-    """Run ``git [--git-dir=...] args`` and return stdout; GitError names the failure."""
+    """Run ``git [--git-dir=...] args`` and return stdout; GitError names the failure.
+
+    ``network`` lets the command fetch over http(s) (``clone`` and ``fetch`` of a URL
+    the caller authorised); every other command may use no transport.
+    """
     command = [_git(), *SAFE_CONFIG]
     if git_dir is not None:
         command.append(f"--git-dir={git_dir}")
@@ -70,7 +88,7 @@ def run_git(
         done = subprocess.run(
             command,
             capture_output=True,
-            env={**git_env(), **(env or {})},
+            env={**git_env(network=network), **(env or {})},
             timeout=timeout,
             check=False,
         )

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from taskctx.errors import PolicyError
 from taskctx.hookspecs import hookimpl
 from taskctx.policy import RunConfiguration
 from taskctx_repo.source import RepoSource
@@ -28,15 +29,25 @@ def make_source(
 ) -> RepoSource:
     """The factory behind ``host.source("pinned_repository", location=..., commit=...)``.
 
-    Remote URLs are authorised by ``configuration`` (or one built from
-    ``allowed_hosts``). From the CLI, lists arrive ``+``-separated.
+    Remote URLs are authorised by ``configuration`` (``ctx.source`` and
+    ``host.source(..., configuration=...)`` pass the run's), narrowed to
+    ``allowed_hosts`` when given; both restricting hosts is refused (PolicyError), as
+    one would silently override the other. From the CLI, lists arrive ``+``-separated.
     """
     from taskctx_repo.repository import PinnedRepository
 
     globs = [g for g in paths.split("+") if g] if isinstance(paths, str) else list(paths)
-    if configuration is None and allowed_hosts is not None:
+    if allowed_hosts is not None:
         hosts = allowed_hosts.split("+") if isinstance(allowed_hosts, str) else allowed_hosts
-        configuration = RunConfiguration(allowed_hosts=[h for h in hosts if h])
+        base = configuration or RunConfiguration()
+        if not base.host_policy.unrestricted:
+            raise PolicyError(
+                f"pinned_repository got allowed_hosts={allowed_hosts!r} and a configuration "
+                f"allowing only {list(base.allowed_hosts or ())}; give the hosts once"
+            )
+        configuration = RunConfiguration(
+            allowed_hosts=[h for h in hosts if h], extensions=base.extensions
+        )
     repository = PinnedRepository(
         location,
         commit,

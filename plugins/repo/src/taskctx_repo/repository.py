@@ -3,7 +3,9 @@
 Everything is read from the commit's tree through one long-lived
 ``git cat-file --batch``; the working tree, the index and later commits never leak in.
 A remote repository is cloned (bare) into a cache only after
-``RunConfiguration.authorize_url`` approved its URL and every redirect.
+``RunConfiguration.authorize_url`` approved its URL and every redirect; the URLs
+contacted are kept, so a later configuration can be checked against them
+(:meth:`PinnedRepository.authorize`). ``file:`` URLs name local paths.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.policy import RunConfiguration
@@ -51,12 +55,39 @@ def _git_dir_of(path: Path) -> Path:
     return git_dir
 
 
+def _local_path(location: str) -> Path | None:
+    """The local path ``location`` names, or None for an http(s) URL.
+
+    A ``file:`` URL names a path on this machine (``file:///srv/r.git``, or with the
+    host ``localhost``); one naming another host, and URLs of other schemes (ssh, git),
+    are refused: the only network transport is http(s), through ``authorize_url``.
+    """
+    if is_remote(location):
+        return None
+    parts = urlsplit(location)
+    if "://" not in location:
+        return Path(location)
+    if parts.scheme.lower() != "file":
+        raise PolicyError(
+            f"{location!r}: pinned repositories are fetched over http or https only, "
+            f"not {parts.scheme!r}"
+        )
+    if parts.netloc.lower() not in ("", "localhost") or parts.query or parts.fragment:
+        raise PolicyError(
+            f"{location!r}: a file: URL must name a local path (file:///path), "
+            "not a host, query or fragment"
+        )
+    return Path(url2pathname(parts.path))
+
+
 class PinnedRepository:
     """The tree of ``commit`` in the repository at ``path_or_url``, under path globs.
 
     ``paths`` are the authorised globs (``**`` by default): only matching files are
     enumerated or read. ``configuration`` authorises remote URLs (default: the
-    unrestricted ``RunConfiguration()``); ``cache_dir`` holds remote clones.
+    unrestricted ``RunConfiguration()``); ``cache_dir`` holds remote clones. A local
+    path or ``file:`` URL is read in place and contacts no host, whatever the
+    configuration allows (git runs with no transport enabled for it).
     """
 
     def __init__(
@@ -74,11 +105,15 @@ class PinnedRepository:
         self.rules = PathRules(paths)
         self.configuration = configuration or RunConfiguration()
         self._host = host
-        if is_remote(self.location):
+        local = _local_path(self.location)
+        self.contacted: tuple[str, ...] = ()
+        """The repository URLs requested to clone or fetch it, redirect targets included."""
+        if local is None:
             cache = Path(cache_dir) if cache_dir else default_cache_root()
-            self.git_dir = fetch_remote(self.location, commit, cache, self.configuration)
+            remote = fetch_remote(self.location, commit, cache, self.configuration)
+            self.git_dir, self.contacted = remote.git_dir, remote.urls
         else:
-            self.git_dir = _git_dir_of(Path(self.location).resolve())
+            self.git_dir = _git_dir_of(local.resolve())
         try:
             raw = run_git(
                 self.git_dir, ["rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"]
@@ -92,6 +127,22 @@ class PinnedRepository:
         self._entries: dict[str, TreeEntry] | None = None
         self.unreadable_names = 0
         """Tree entries whose names are not UTF-8: never offered, counted in coverage."""
+
+    def authorize(self, configuration: RunConfiguration) -> None:
+        """None if ``configuration`` allows every URL this repository was fetched from.
+
+        PolicyError names the first refused URL (the one asked for, or a redirect
+        target). A local repository contacted none, so every configuration allows it.
+        """
+        for url in self.contacted:
+            try:
+                configuration.authorize_url(url)
+            except PolicyError as exc:
+                via = "" if url == self.contacted[0] else f" (a redirect of {self.location})"
+                raise PolicyError(
+                    f"pinned repository {self.location} was fetched from {url}{via}, "
+                    f"which this configuration refuses: {exc}"
+                ) from None
 
     @property
     def host(self) -> PluginHost:

@@ -32,6 +32,7 @@ from taskctx_repo.facts import FACTS_VERSION, BlobFacts
 from taskctx_repo.git import TreeEntry
 
 if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
     from taskctx_repo.repository import PinnedRepository
 
 __all__ = ["RepoSource"]
@@ -55,6 +56,17 @@ class RepoSource:
         self.identity = repository.identity
         self.index_directory = StateDir(repository.state_dir, ("index",))
         self._handler_tags: dict[str, str] = {}
+
+    def with_configuration(self, configuration: RunConfiguration) -> RepoSource:
+        """Itself once ``configuration`` allows every URL the repository was fetched from.
+
+        A remote repository contacts hosts only while it is made, so what is checked is
+        the URL it was cloned or fetched from and every redirect it followed
+        (PolicyError naming the refused one); a local repository contacted none. The
+        configuration it was made under keeps applying too: nothing is widened.
+        """
+        self.repository.authorize(configuration)
+        return self
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: where, which commit, which globs."""

@@ -40,6 +40,7 @@ from taskctx_skills.store import BindingEntry
 from taskctx_skills.values import BoundSkill, ResourceKind, SkillFile
 
 if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
     from taskctx_skills.library import SkillLibrary
 
 __all__ = ["ROLE_BY_KIND", "SkillSource"]
@@ -90,6 +91,10 @@ class SkillSource:
         state = library.store.root.parent  # <library>/.taskctx unless a store was given
         self.index_directory = StateDir(state.parent, (state.name, "index"))
         self._texts: dict[str, str | None] = {}
+
+    def with_configuration(self, configuration: RunConfiguration) -> SkillSource:
+        """Itself, under any configuration: a library reads under its root; it contacts no host."""
+        return self
 
     def describe(self) -> dict[str, Any]:
         """The metadata layer: each bound skill's name, description and revision, no body."""

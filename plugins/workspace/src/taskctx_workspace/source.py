@@ -35,6 +35,7 @@ from taskctx_workspace.paths import STATE_DIR_NAME
 from taskctx_workspace.results import handler_missing
 
 if TYPE_CHECKING:
+    from taskctx.policy import RunConfiguration
     from taskctx_workspace.workspace import TaskWorkspace
 
 __all__ = ["DEFAULT_CHUNK_CHARS", "WorkspaceSource"]
@@ -112,6 +113,10 @@ class WorkspaceSource:
         self._scans: dict[str, dict[str, Stamp]] = {}
         self._latest: _Scan | None = None
         self._listing: tuple[str, list[SourceDescriptor]] | None = None
+
+    def with_configuration(self, configuration: RunConfiguration) -> WorkspaceSource:
+        """Itself, under any configuration: a workspace contacts no host."""
+        return self
 
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the root and mode (no content)."""
