@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
+from taskctx.claims import PARSEABLE, unbacked_claim
 from taskctx.errors import (
     MediaError,
     NotFoundError,
@@ -23,9 +24,8 @@ from taskctx.errors import (
 )
 from taskctx.images import validate_image
 from taskctx.markup import label
-from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type, read_mismatch
+from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type
 from taskctx.model import (
-    DIRECT_BINDING,
     Attachment,
     Completeness,
     ContextBlock,
@@ -43,14 +43,7 @@ from taskctx.model import (
 )
 from taskctx.sections import format_line_scope
 
-__all__ = [
-    "Candidate",
-    "Page",
-    "PageAssembler",
-    "digest_outline",
-    "enters_as_text",
-    "unbacked_claim",
-]
+__all__ = ["Candidate", "Page", "PageAssembler", "digest_outline"]
 
 ReadFn = Callable[["Candidate", "int | None"], Awaitable[ExactRead]]
 AliasFn = Callable[[ContextRef], str]
@@ -78,33 +71,6 @@ class Candidate:
     content_version: str | None = None
     problem: Problem | None = None
     summary: str | None = None
-
-
-_PARSEABLE = (MediaClass.TEXT, MediaClass.DOCUMENT)
-"""The media classes a ``parsed_text`` claim may hold: an image's OCR text never enters."""
-
-
-def enters_as_text(candidate: Candidate) -> bool:
-    """Whether a candidate's descriptor lets it enter as text; its read must still back it.
-
-    Plain text needs a text media type and the ``text`` representation; ``parsed_text``
-    needs a document (or text) media type. Anything else is shown by name and ref only.
-    """
-    if candidate.problem is not None:
-        return False
-    media = classify(candidate.ref.path, candidate.media_type).media_class
-    if candidate.representation is Representation.PARSED_TEXT:
-        return media in _PARSEABLE
-    return candidate.representation is Representation.TEXT and media is MediaClass.TEXT
-
-
-def unbacked_claim(candidate: Candidate, read: ExactRead) -> str | None:
-    """Why a source's read does not back its descriptor's text claim, or None when it does
-    (:func:`taskctx.media.read_mismatch`). A direct entry is the caller's own text, kept
-    exact: only source reads are checked."""
-    if candidate.binding_id == DIRECT_BINDING:
-        return None
-    return read_mismatch(candidate.representation, read)
 
 
 @attrs.define(slots=True)
@@ -274,7 +240,7 @@ class PageAssembler:
         """The media class that may enter, or None after recording why it cannot."""
         if candidate.representation is Representation.PARSED_TEXT:
             media = classify(candidate.ref.path, candidate.media_type).media_class
-            if media in _PARSEABLE:
+            if media in PARSEABLE:
                 return MediaClass.TEXT
             self._refuse_claim(candidate, f"{media.value} content is never delivered as text")
             return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from taskctx.assembly import Candidate
+from taskctx.claims import PARSEABLE
 from taskctx.errors import (
     NotFoundError,
     StaleReaderError,
@@ -77,7 +78,7 @@ class Readback:
         included, for search), or parsed text of a document, never of an image."""
         media = classify(candidate.ref.path, candidate.media_type).media_class
         if candidate.representation is Representation.PARSED_TEXT:
-            return media in (MediaClass.TEXT, MediaClass.DOCUMENT)
+            return media in PARSEABLE
         return media is MediaClass.TEXT
 
     async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from taskctx.assembly import Candidate, PageAssembler, enters_as_text, unbacked_claim
+from taskctx.assembly import Candidate, PageAssembler
+from taskctx.claims import enters_as_text, unbacked_claim
 from taskctx.model import ContextReadIntent, Diagnostic, OmissionReason, Severity
 from taskctx.protocols import SelectionCandidate, SelectionRequest, Selector
 
