@@ -22,12 +22,13 @@ from taskctx.model import (
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
+    Representation,
     SourceDescriptor,
 )
 from taskctx.plugins import FIRST_PARTY_KINDS, PluginHost, PluginRecord, normalize_name
 from taskctx.policy import RunConfiguration
 from taskctx.sections import parse_line_scope, slice_lines
-from taskctx.testing import MemorySource, SourceContract, sha256_of
+from taskctx.testing import MemorySource, SourceContract, make_png, sha256_of
 
 TESTS = Path(__file__).resolve().parents[1]
 FIRST_PARTY = (
@@ -224,10 +225,39 @@ class EchoesPin(MemorySource):
         return read.model_copy(update={"content_version": ref.version})
 
 
+class ClaimsParsedText(MemorySource):
+    """Describes its text as parsed text but reads it back as plain text."""
+
+    def _descriptor(self, path: str, content: str | bytes) -> SourceDescriptor:
+        descriptor = super()._descriptor(path, content)
+        return descriptor.model_copy(update={"representation": Representation.PARSED_TEXT})
+
+
+class ReadsBytes(MemorySource):
+    """Describes text but reads its bytes."""
+
+    async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
+        read = await super().async_read_exact(ref, limit)
+        data = (read.text or "").encode()
+        return read.model_copy(update={"text": None, "data": data})
+
+
+class ImageAsParsedText(MemorySource):
+    """Describes a PNG as parsed text (its OCR, say)."""
+
+    def _descriptor(self, path: str, content: str | bytes) -> SourceDescriptor:
+        descriptor = super()._descriptor(path, content)
+        if not path.endswith(".png"):
+            return descriptor
+        update = {"representation": Representation.PARSED_TEXT, "media_type": "image/png"}
+        return descriptor.model_copy(update=update)
+
+
 ITEMS: dict[str, str | bytes] = {
     "notes/a.md": "# A\n\nalpha\n\n# B\n\nbeta\n",
     "b.txt": "beta",
     "c.txt": "gamma",
+    "d.png": make_png(),
 }
 
 
@@ -242,6 +272,9 @@ ITEMS: dict[str, str | bytes] = {
         (ScopedWithoutVersion, "test_scoped_reads_report_the_version"),
         (ScopedVersionOfTheSlice, "test_scoped_reads_report_the_version"),
         (EchoesPin, "test_reads_never_echo_a_foreign_pin"),
+        (ClaimsParsedText, "test_reads_back_the_claimed_representation"),
+        (ReadsBytes, "test_reads_back_the_claimed_representation"),
+        (ImageAsParsedText, "test_text_claims_fit_the_media"),
     ],
 )
 def test_source_rules_catch_broken_sources(source_class: type[MemorySource], rule: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
+from taskctx.claims import PARSEABLE, unbacked_claim
 from taskctx.errors import (
     MediaError,
     NotFoundError,
@@ -238,7 +239,11 @@ class PageAssembler:
     def _media_gate(self, candidate: Candidate) -> MediaClass | None:
         """The media class that may enter, or None after recording why it cannot."""
         if candidate.representation is Representation.PARSED_TEXT:
-            return MediaClass.TEXT
+            media = classify(candidate.ref.path, candidate.media_type).media_class
+            if media in PARSEABLE:
+                return MediaClass.TEXT
+            self._refuse_claim(candidate, f"{media.value} content is never delivered as text")
+            return None
         if candidate.problem is not None:
             reason = (
                 OmissionReason.UNSUPPORTED_MEDIA
@@ -263,6 +268,9 @@ class PageAssembler:
                     "the source offers this item by reference only",
                 )
                 return None
+            if candidate.representation is Representation.LOSSY_DIGEST:
+                self._refuse_claim(candidate, "only the kernel makes lossy digests")
+                return None
             return MediaClass.TEXT
         if decision.media_class is MediaClass.IMAGE and self.consumer.accepts_image_attachments():
             return MediaClass.IMAGE
@@ -280,18 +288,50 @@ class PageAssembler:
                 Severity.WARNING if candidate.required else Severity.INFO,
             )
         else:
+            # the media type stays on the omission (host-side audit), out of the sentence
             self.omit(
                 candidate,
                 OmissionReason.REFERENCE_ONLY,
-                f"{decision.media_class.value} content ({decision.media_type}) is "
-                "never delivered as text",
+                f"{decision.media_class.value} content is never delivered as text",
             )
         return None
+
+    def _refuse_claim(self, candidate: Candidate, why: str) -> None:
+        """Omit a candidate whose descriptor claims a representation it cannot have."""
+        claim = candidate.representation.value
+        self.omit(candidate, OmissionReason.REFERENCE_ONLY, f"{why}; the {claim} claim is refused")
+        self._diagnose(
+            "representation_mismatch",
+            f"{candidate.ref.path}: the source describes it as {claim}, but {why}",
+            candidate,
+            Severity.WARNING if candidate.required else Severity.INFO,
+        )
+
+    def backs_claim(self, candidate: Candidate, read: ExactRead) -> bool:
+        """Whether ``read`` is what the candidate's descriptor claimed; if not, the item is
+        omitted ``read_failed`` with a diagnostic saying what was claimed and what came."""
+        problem = unbacked_claim(candidate, read)
+        if problem is None:
+            return True
+        self.omit(candidate, OmissionReason.READ_FAILED, problem)
+        self._diagnose(
+            "representation_mismatch",
+            f"reading {candidate.ref.path} failed: {problem}",
+            candidate,
+            Severity.ERROR if candidate.required else Severity.WARNING,
+        )
+        return False
 
     async def _attach(self, candidate: Candidate) -> None:
         """Attach a fully validated image, or fail the read (``invalid_image``)."""
         read = await self.read(candidate, None)
-        data = read.data or b""
+        if read.data is None:  # text under an image claim is never OCR to show: it fails
+            came = "text" if read.text is not None else "no content"
+            raise MediaError(
+                f"{candidate.ref}: the descriptor claims an image but the read returned {came}",
+                code="invalid_image",
+            )
+        data = read.data
         declared = [normalize_media_type(t) for t in (candidate.media_type, read.media_type)]
         try:
             info = await asyncio.to_thread(validate_image, data)
@@ -342,7 +382,9 @@ class PageAssembler:
                 if media is MediaClass.IMAGE:
                     await self._attach(candidate)
                     continue
-                reads.append((candidate, await self.read(candidate, limit)))
+                read = await self.read(candidate, limit)
+                if self.backs_claim(candidate, read):
+                    reads.append((candidate, read))
             except UnsupportedScopeError as exc:
                 self.omit(candidate, OmissionReason.UNSUPPORTED_SCOPE, str(exc))
                 self._diagnose("unsupported_scope", str(exc), candidate, Severity.ERROR)
@@ -472,6 +514,8 @@ class PageAssembler:
         except Exception as exc:  # a plugin's failure is reported, the read goes on
             self.omit(candidate, OmissionReason.READ_FAILED, f"{type(exc).__name__}: {exc}")
             self._diagnose("read_failed", f"reading {candidate.ref} failed: {exc}", candidate)
+            return "skipped"
+        if not self.backs_claim(candidate, read):
             return "skipped"
         if not read.complete:
             whole = _full_chars(read)

@@ -21,7 +21,7 @@ from taskctx.index import (
     SyncReport,
     TextLoader,
 )
-from taskctx.media import MediaClass, classify, decode_text, normalize_media_type
+from taskctx.media import MediaClass, classify, classify_bytes, decode_text, normalize_media_type
 from taskctx.model import (
     BINDING_ID_PATTERN,
     DIRECT_BINDING,
@@ -171,13 +171,10 @@ class TaskContext:
         """Put a direct entry; its declared media type is checked like any other signal."""
         if not role:
             raise TaskCtxError("a direct entry needs a role")
-        head = content if isinstance(content, bytes) else None
-        decision = classify(
-            None,
-            media_type,
-            content_kind="text" if isinstance(content, str) else None,
-            head=head[:512] if head is not None else None,
-        )
+        if isinstance(content, bytes):  # the one classifier: a NUL anywhere is binary
+            decision = classify_bytes(None, content, media_type)
+        else:  # the caller's own text, kept exact (the view shows a NUL as U+2400)
+            decision = classify(None, media_type, content_kind="text")
         text: str | None
         data: bytes | None = None
         if isinstance(content, str):

@@ -37,19 +37,27 @@ from taskctx._media_tables import (
     _Magic,
 )
 from taskctx.errors import MediaError
-from taskctx.model import FrozenModel, Representation
+from taskctx.model import ExactRead, FrozenModel, Representation
 
 __all__ = [
+    "HEAD_BYTES",
     "OCTET_STREAM",
     "MediaClass",
     "MediaDecision",
     "classify",
+    "classify_bytes",
     "clean_text",
     "decode_text",
     "guess_media_type",
+    "head_of",
     "is_hidden_path",
     "normalize_media_type",
+    "read_mismatch",
+    "text_nul",
 ]
+
+HEAD_BYTES = 8192
+"""How many leading bytes decide magic numbers and UTF-8 validity, for every caller."""
 
 
 _HIDDEN_SEPARATORS = ("/", "\\")
@@ -333,6 +341,74 @@ def classify(
     ):
         return _decide(_Signal(metadata.label, metadata.media_type, _B), reasons)
     return _decide(metadata, reasons)
+
+
+def head_of(data: bytes) -> bytes:
+    """The leading bytes every classifier sniffs: the first :data:`HEAD_BYTES`."""
+    return data[:HEAD_BYTES]
+
+
+def classify_bytes(
+    path: str | None,
+    data: bytes,
+    media_type: str | None = None,
+    *,
+    content_kind: str | None = None,
+    whole: bool = True,
+) -> MediaDecision:
+    """Decide how bytes enter a package: the one classifier of files, records and entries.
+
+    The head (:func:`head_of`) decides magic numbers and UTF-8 validity. When ``data`` is
+    the whole content (``whole``), a NUL byte anywhere makes would-be text binary: plain
+    text never holds NUL. With only a head at hand, pass ``whole=False`` and classify the
+    whole bytes again before delivering them as text.
+    """
+    decision = classify(path, media_type, content_kind=content_kind, head=head_of(data))
+    if not whole or decision.media_class is not MediaClass.TEXT or len(data) <= HEAD_BYTES:
+        return decision
+    nul = data.find(b"\x00", HEAD_BYTES)
+    if nul < 0:
+        return decision
+    reason = f"{decision.media_type} by its first {HEAD_BYTES} bytes, but the bytes are not text"
+    return _decide(_Signal(f"bytes (NUL byte at offset {nul})", OCTET_STREAM, _B), [reason])
+
+
+def text_nul(text: str) -> int | None:
+    """Offset of the first NUL character of ``text``, or None: text never holds NUL."""
+    offset = text.find("\x00")
+    return offset if offset >= 0 else None
+
+
+_TEXT_REPRESENTATIONS = (Representation.TEXT, Representation.PARSED_TEXT)
+
+
+def read_mismatch(claimed: Representation, read: ExactRead) -> str | None:
+    """Why an exact read does not back a descriptor's text claim, or None when it does.
+
+    A ``text`` claim needs a read of plain text, a ``parsed_text`` claim one of parsed text;
+    bytes, the other representation, a non-text media type or a NUL in the text fail.
+    """
+    if claimed not in _TEXT_REPRESENTATIONS:
+        return f"{claimed.value} is no representation a source delivers as text"
+    if read.text is not None:
+        came = f"text marked {read.representation.value}"
+    else:
+        came = "bytes" if read.data is not None else "no content"
+    said = f"the descriptor claims {claimed.value} but the read returned {came}"
+    if read.text is None or read.representation is not claimed:
+        return said
+    media = classify(read.path, read.media_type).media_class
+    allowed = (
+        (MediaClass.TEXT, MediaClass.DOCUMENT)
+        if claimed is Representation.PARSED_TEXT
+        else (MediaClass.TEXT,)
+    )
+    if media not in allowed:
+        return f"{said} of media type {read.media_type} ({media.value}), which is never text"
+    nul = text_nul(read.text)
+    if nul is not None:
+        return f"{said} holding a NUL character at offset {nul}; text never holds NUL"
+    return None
 
 
 def is_hidden_path(path: str) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from taskctx.assembly import Candidate
+from taskctx.claims import PARSEABLE
 from taskctx.errors import (
     NotFoundError,
     StaleReaderError,
@@ -73,10 +74,12 @@ class Readback:
     context: TaskContext
 
     def is_text(self, candidate: Candidate) -> bool:
-        """Whether a candidate enters packages as text (parsed text included)."""
+        """Whether a candidate's text may be indexed: text media (reference-only text
+        included, for search), or parsed text of a document, never of an image."""
+        media = classify(candidate.ref.path, candidate.media_type).media_class
         if candidate.representation is Representation.PARSED_TEXT:
-            return True
-        return classify(candidate.ref.path, candidate.media_type).media_class is MediaClass.TEXT
+            return media in PARSEABLE
+        return media is MediaClass.TEXT
 
     async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:
         """Bounded exact content of a candidate (direct, scoped or whole), proven to come

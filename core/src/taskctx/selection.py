@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from taskctx.assembly import Candidate, PageAssembler
+from taskctx.claims import enters_as_text, unbacked_claim
 from taskctx.model import ContextReadIntent, Diagnostic, OmissionReason, Severity
 from taskctx.protocols import SelectionCandidate, SelectionRequest, Selector
 
@@ -39,12 +40,23 @@ def _invalid(keys: object, issued: set[str]) -> str | None:
 
 async def _preview(assembler: PageAssembler, candidate: Candidate, key: str) -> SelectionCandidate:
     """What the selector sees of one candidate: the source's summary when it vouches for
-    one (progressive disclosure: no body is read), else the first characters."""
+    one (progressive disclosure: no body is read), else the first characters. Non-text
+    media is offered by its canonical path only: no source title, summary or read."""
+    if not enters_as_text(candidate):
+        return SelectionCandidate(
+            key=key,
+            title=candidate.ref.path,
+            preview="",
+            chars=0,
+            role=candidate.role,
+            binding_id=candidate.binding_id,
+        )
     text, chars = candidate.summary or "", candidate.chars or 0
     if candidate.summary is None:
         try:
             preview = await assembler.read(candidate, PREVIEW_CHARS)
-            text, chars = preview.text or "", preview.chars_total or 0
+            if unbacked_claim(candidate, preview) is None:
+                text, chars = preview.text or "", preview.chars_total or 0
         except Exception:  # a candidate that cannot be previewed is offered by title only
             pass
     return SelectionCandidate(

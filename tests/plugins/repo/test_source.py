@@ -12,6 +12,7 @@ from taskctx_repo import PinnedRepository, RepoSource
 
 from taskctx import PluginHost, hookimpl
 from taskctx.errors import NotFoundError, UnsupportedScopeError
+from taskctx.media import HEAD_BYTES
 from taskctx.model import (
     ContextRef,
     EnumerationRequest,
@@ -217,7 +218,7 @@ MEDIA: dict[str, str | bytes] = {
     "src/__init__.py": "",
     "src/main.go": "package main\n",
     "latin1.txt": "café au lait\n".encode("latin-1"),
-    "late.txt": b"a" * 700 + b"\xff\n",
+    "late.txt": b"a" * (HEAD_BYTES + 100) + b"\xff\n",
     "bom.txt": b"\xef\xbb\xbfwith a byte order mark\n",
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from taskctx.errors import NotFoundError
-from taskctx.media import classify, guess_media_type
+from taskctx.media import classify, classify_bytes, guess_media_type
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -80,11 +80,10 @@ class MemorySource:
 
     def _descriptor(self, path: str, content: str | bytes) -> SourceDescriptor:
         text = content if isinstance(content, str) else None
-        media = classify(
-            path,
-            guess_media_type(path) if text is None else None,
-            content_kind="text" if text is not None else None,
-            head=content[:512] if isinstance(content, bytes) else None,
+        media = (
+            classify_bytes(path, content, guess_media_type(path))
+            if isinstance(content, bytes)
+            else classify(path, content_kind="text")
         )
         return SourceDescriptor(
             path=path,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from taskctx.errors import NotFoundError, PolicyError, StaleReaderError
+from taskctx.media import MediaClass, classify, read_mismatch
 from taskctx.model import (
     BINDING_ID_PATTERN,
     ContextRef,
@@ -400,6 +401,49 @@ class SourceContract:
                 cut = self._read_scoped(source, ref, d.media_type, 1)
                 assert cut.text == read.text[:1], f"{where} limit=1"
                 assert cut.digest == read.digest, f"{where} limit=1"
+
+    # -- representation ------------------------------------------------------------------
+
+    @staticmethod
+    def _read_as_text(descriptor: SourceDescriptor) -> bool:
+        """Whether the kernel reads this descriptor as text: plain text of a text media type,
+        or parsed text of a document (or text) media type, with no problem."""
+        if descriptor.problem is not None:
+            return False
+        media = classify(descriptor.path, descriptor.media_type).media_class
+        if descriptor.representation is Representation.PARSED_TEXT:
+            return media in (MediaClass.TEXT, MediaClass.DOCUMENT)
+        return descriptor.representation is Representation.TEXT and media is MediaClass.TEXT
+
+    def test_text_claims_fit_the_media(self, source: ContextSource) -> None:
+        """A ``parsed_text`` descriptor has a document (or text) media type and no source
+        claims ``lossy_digest``: the kernel refuses any other claim unread (an image's OCR
+        text never enters as parsed text). A ``text`` claim on non-text media is decided by
+        the media: the kernel never reads it as text."""
+        for d in self._descriptors(source):
+            media = classify(d.path, d.media_type).media_class
+            where = f"descriptor {d.key} ({d.media_type}, {media.value})"
+            assert d.representation is not Representation.LOSSY_DIGEST, f"{where}: lossy_digest"
+            if d.representation is Representation.PARSED_TEXT and d.problem is None:
+                assert media in (MediaClass.TEXT, MediaClass.DOCUMENT), f"{where}: parsed_text"
+
+    def test_reads_back_the_claimed_representation(self, source: ContextSource) -> None:
+        """Every read the kernel makes as text (whole or scoped) is text of the claimed
+        representation, of a text media type, without NUL: plain text or bytes under a
+        ``parsed_text`` claim, or bytes under a ``text`` claim, end as a ``read_failed``
+        omission in every package (``taskctx.media.read_mismatch`` says why)."""
+        for d in self._descriptors(source):
+            if not self._read_as_text(d):
+                continue
+            ref = ContextRef(
+                binding=_BINDING, path=d.path, scope=d.scope, version=d.content_version
+            )
+            if d.scope is None:
+                read: ExactRead = _run(source.async_read_exact(ref, None))
+            else:
+                read = self._read_scoped(source, ref, d.media_type, None)
+            problem = read_mismatch(d.representation, read)
+            assert problem is None, f"{ref}: {problem}"
 
     def test_unknown_ref_raises_not_found(self, source: ContextSource) -> None:
         """Reading a ref the source does not hold raises NotFoundError."""

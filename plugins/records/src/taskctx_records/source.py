@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.jsonsafe import check_json_depth
-from taskctx.media import classify
+from taskctx.media import classify_bytes, text_nul
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
+    Problem,
     Representation,
     SourceDescriptor,
 )
@@ -44,6 +45,26 @@ def record_text(record: Record) -> str | None:
     if record.content_type == "json":
         return json.dumps(record.content, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return None
+
+
+def _deliverable(record: Record) -> tuple[str | None, bytes, Problem | None]:
+    """A record's text when it may enter as text, its bytes, and why text may not.
+
+    Text holding a NUL character never enters (plain text never holds NUL): it is
+    reference only, like bytes, with an ``invalid_text`` problem naming the offset.
+    """
+    text = record_text(record)
+    if text is None:
+        data = record.content if isinstance(record.content, bytes) else b""
+        return None, data, None
+    nul = text_nul(text)
+    if nul is None:
+        return text, text.encode("utf-8"), None
+    problem = Problem(
+        code="invalid_text",
+        message=f"record {record.id}: its text holds a NUL character at offset {nul}",
+    )
+    return None, text.encode("utf-8"), problem
 
 
 def _canonical(value: Any) -> str:
@@ -109,13 +130,12 @@ class RecordSource:
         return self.store.scope_revision(self.scope or None, self.collections)
 
     def _descriptor(self, record: Record) -> SourceDescriptor:
-        text = record_text(record)
+        text, data, problem = _deliverable(record)
         if text is not None:
             media_type = "application/json" if record.content_type == "json" else "text/plain"
             representation = Representation.TEXT
         else:
-            data = record.content if isinstance(record.content, bytes) else b""
-            media_type = classify(None, None, head=data[:512]).media_type
+            media_type = classify_bytes(None, data).media_type
             representation = Representation.REFERENCE_ONLY
         title = f"{record.collection}/{record.kind}" if record.kind else record.collection
         return SourceDescriptor(
@@ -126,6 +146,7 @@ class RecordSource:
             chars=len(text) if text is not None else None,
             content_version=_version(record),
             representation=representation,
+            problem=problem,
             metadata={
                 "collection": record.collection,
                 "kind": record.kind,
@@ -213,9 +234,8 @@ class RecordSource:
                     f"{self.scope or '{}'} / collections {self.collections}"
                 )
             descriptor = self._descriptor(record)
-            text = record_text(record)
+            text, data, _ = _deliverable(record)
             if text is None:  # bytes are never text; images may still attach
-                data = record.content if isinstance(record.content, bytes) else b""
                 return ExactRead.from_bytes(
                     record.id,
                     data,

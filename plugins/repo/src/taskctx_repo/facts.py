@@ -18,7 +18,8 @@ from taskctx.model import Problem, Representation, SectionInfo
 
 __all__ = ["BlobFacts", "FactCache"]
 
-FACTS_VERSION = 2
+FACTS_VERSION = 3
+"""Bumped when blob facts change meaning (3: one media classifier, NULs anywhere are binary)."""
 
 
 @attrs.define(frozen=True, slots=True)

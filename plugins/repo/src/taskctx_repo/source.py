@@ -15,7 +15,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
-from taskctx.media import MediaClass, classify, decode_text
+from taskctx.media import MediaClass, classify, classify_bytes, decode_text
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -97,7 +97,7 @@ class RepoSource:
         return f"{FACTS_VERSION}:{entry.oid}:{suffix}:{tag}"
 
     def _facts_of(self, entry: TreeEntry, data: bytes) -> BlobFacts:
-        decision = classify(entry.path, None, head=data[:512])
+        decision = classify_bytes(entry.path, data)
         if decision.media_class is MediaClass.TEXT:
             try:
                 text = decode_text(data)

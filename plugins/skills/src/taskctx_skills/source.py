@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import NotFoundError, PolicyError
-from taskctx.media import MediaClass, classify
+from taskctx.media import MediaClass, classify, classify_bytes
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -61,7 +61,7 @@ def _text_of(file: SkillFile, data: bytes) -> str | None:
     """The text of a file that enters packages as text, else None."""
     if file.kind in _REFERENCE_ONLY_KINDS:
         return None
-    decision = classify(file.path, None, head=data[:4096])
+    decision = classify_bytes(file.path, data)
     if decision.media_class is not MediaClass.TEXT:
         return None
     try:

@@ -151,7 +151,7 @@ class WorkspaceSource:
         workspace = self.workspace
         data = workspace.read_bytes(path)
         version = "sha256:" + hashlib.sha256(data).hexdigest()
-        decision = workspace.media(path, data[:512])
+        decision = workspace.media(path, data)
         title = path.rsplit("/", 1)[-1]
         base: dict[str, Any] = {
             "path": path,
@@ -332,7 +332,7 @@ class WorkspaceSource:
 
     def _read_whole(self, path: str, limit: int | None, pinned: str | None) -> ExactRead:
         data, version = self._pinned_bytes(path, pinned)
-        decision = self.workspace.media(path, data[:512])
+        decision = self.workspace.media(path, data)
         if decision.media_class is MediaClass.TEXT:
             return ExactRead.from_text(
                 path,
@@ -366,7 +366,7 @@ class WorkspaceSource:
         self, path: str, scope: str, limit: int | None, pinned: str | None
     ) -> ExactRead:
         data, version = self._pinned_bytes(path, pinned)
-        decision = self.workspace.media(path, data[:512])
+        decision = self.workspace.media(path, data)
         if decision.media_class is MediaClass.DOCUMENT:
             parsed = self._parse(path, data, decision)
             section = _section(parsed, scope)

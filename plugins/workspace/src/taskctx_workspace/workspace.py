@@ -29,7 +29,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from taskctx.errors import MediaError, PolicyError
-from taskctx.media import MediaClass, MediaDecision, classify, decode_text, is_hidden_path
+from taskctx.media import (
+    HEAD_BYTES,
+    MediaClass,
+    MediaDecision,
+    classify,
+    classify_bytes,
+    decode_text,
+    is_hidden_path,
+)
 from taskctx.model import Problem, Representation
 from taskctx.plugins import PluginHost
 from taskctx.protocols import FileIOHandler, ParsedDocument
@@ -71,8 +79,6 @@ __all__ = ["HEAD_BYTES", "FileStat", "Mode", "TaskWorkspace", "default_agent_roo
 
 Mode = Literal["read_only", "read_write"]
 ReadOrigin = Literal["auto", "external", "fallback"]
-HEAD_BYTES = 8192
-"""How many leading bytes classify a file's media type in ``list_files`` and ``parsed``."""
 _MODES = ("read_only", "read_write")
 
 
@@ -322,7 +328,7 @@ class TaskWorkspace:
     def _read_open(
         self, fd: int, st: os.stat_result, found: Origin, rel: str, limit: int | None
     ) -> FileResult:
-        decision = classify(rel, head=os.pread(fd, HEAD_BYTES, 0))
+        decision = classify_bytes(rel, os.pread(fd, HEAD_BYTES, 0), whole=False)
         facts: dict[str, Any] = {
             "path": rel,
             "size": st.st_size,
@@ -331,7 +337,10 @@ class TaskWorkspace:
         }
         if decision.media_class is MediaClass.TEXT:
             data = read_all(fd)  # the digest is of exactly these bytes
-            facts.update(sha256=_sha256(data), size=len(data))
+            decision = classify_bytes(rel, data)  # all of them: a NUL past the head is binary
+            facts.update(sha256=_sha256(data), size=len(data), media_type=decision.media_type)
+            if decision.media_class is not MediaClass.TEXT:
+                return reference_only(facts, None)
             try:
                 text = decode_text(data)
             except MediaError as exc:
@@ -356,9 +365,22 @@ class TaskWorkspace:
             return result.model_copy(update={"sections": parsed.sections})
         return reference_only(facts, None)
 
-    def media(self, rel_path: str, head: bytes | None) -> MediaDecision:
-        """The kernel's media decision for a workspace path and its leading bytes."""
-        return classify(normalize_relative(rel_path), head=head)
+    def media(self, rel_path: str, data: bytes | None) -> MediaDecision:
+        """The kernel's media decision (:func:`taskctx.media.classify_bytes`) for a workspace
+        path and all of its bytes (None: the path alone): what ``read_file`` and the source
+        both deliver by."""
+        rel = normalize_relative(rel_path)
+        return classify(rel) if data is None else classify_bytes(rel, data)
+
+    @staticmethod
+    def _media_of_open(rel: str, fd: int) -> MediaDecision:
+        """The decision ``media`` makes for an open file, reading past the head only for
+        text: a NUL anywhere makes it binary, here as in ``read_file`` and every source."""
+        head = os.pread(fd, HEAD_BYTES, 0)
+        decision = classify_bytes(rel, head, whole=False)
+        if decision.media_class is MediaClass.TEXT and len(head) == HEAD_BYTES:
+            decision = classify_bytes(rel, read_all(fd))
+        return decision
 
     def parsed(self, rel_path: str) -> ParsedDocument:
         """The parsed document at ``rel_path``, once per content digest (cached).
@@ -374,7 +396,7 @@ class TaskWorkspace:
             os.close(fd)
 
     def _parsed_open(self, fd: int, st: os.stat_result, found: Origin, rel: str) -> ParsedDocument:
-        decision = classify(rel, head=os.pread(fd, HEAD_BYTES, 0))
+        decision = self._media_of_open(rel, fd)
         if not decision.needs_handler:
             raise MediaError(
                 f"{rel} is {decision.media_type} ({decision.media_class.value}), not a document",
@@ -445,7 +467,7 @@ class TaskWorkspace:
                     continue  # gone or replaced by something refused since the walk
                 try:
                     digest = cache.digest(st.path, lambda: os.dup(fd), st.stamp)  # noqa: B023
-                    decision = classify(st.path, head=os.pread(fd, HEAD_BYTES, 0))
+                    decision = self._media_of_open(st.path, fd)
                 finally:
                     os.close(fd)
                 handled = decision.needs_handler and (
@@ -525,7 +547,7 @@ class TaskWorkspace:
                 expected=expected_sha256,
                 actual=digest,
             )
-        media = classify(rel, head=data[:HEAD_BYTES])
+        media = classify_bytes(rel, data)
         updated = replace_once(data, old, new, rel=rel, media=media)
         area, origin = self._write_target(rel)
         current = digest if found == origin else None  # checked again just before replace
