@@ -26,6 +26,7 @@ from taskctx.markup import label
 from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type
 from taskctx.model import (
     Attachment,
+    BudgetExcess,
     Completeness,
     ContextBlock,
     ContextBudget,
@@ -85,6 +86,8 @@ class Page:
     delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
     delivered_refs: set[str] = attrs.field(factory=set)
     delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
+    budget_excess: BudgetExcess | None = None
+    """How far required originals delivered whole went past the budget (``deliver``)."""
 
     @property
     def used_blocks(self) -> int:
@@ -329,8 +332,10 @@ class PageAssembler:
         )
 
     async def add_required(self, candidates: Sequence[Candidate]) -> None:
-        """Deliver every required candidate whole, as lossy digests, or raise."""
-        limit = self.budget.max_chars + 1
+        """Deliver every required candidate whole, as lossy digests, over budget (``deliver``),
+        or raise."""
+        deliver = self.required_overflow == "deliver"
+        limit = None if deliver else self.budget.max_chars + 1
         reads: list[tuple[Candidate, ExactRead]] = []
         for candidate in candidates:
             try:
@@ -354,6 +359,11 @@ class PageAssembler:
                     candidate,
                     Severity.ERROR,
                 )
+        if deliver:
+            for candidate, read in reads:
+                self._block(candidate, read)
+            self._record_excess()
+            return
         count = len(reads) + len(self.page.attachments)
         if count > self.budget.max_blocks:
             raise RequiredOverflowError(
@@ -372,9 +382,26 @@ class PageAssembler:
             raise RequiredOverflowError(
                 f"required content needs {sum(sizes)} chars but max_chars="
                 f"{self.budget.max_chars}: {listing}. Raise the budget or read with "
-                "required_overflow='lossy_digest'"
+                "required_overflow='lossy_digest' or 'deliver'"
             )
         await self._add_lossy(reads, sizes)
+
+    def _record_excess(self) -> None:
+        """Record how far the required originals went past the budget, if they did."""
+        chars_over = max(0, self.page.used_chars - self.budget.max_chars)
+        blocks_over = max(0, self.page.used_blocks - self.budget.max_blocks)
+        if not chars_over and not blocks_over:
+            return
+        self.page.budget_excess = BudgetExcess(chars_over=chars_over, blocks_over=blocks_over)
+        self.page.diagnostics.append(
+            Diagnostic(
+                code="required_over_budget",
+                severity=Severity.WARNING,
+                message=f"required originals delivered whole over budget: {chars_over} chars "
+                f"over max_chars={self.budget.max_chars}, {blocks_over} blocks over "
+                f"max_blocks={self.budget.max_blocks}; nothing optional is on this page",
+            )
+        )
 
     async def _add_lossy(self, reads: list[tuple[Candidate, ExactRead]], sizes: list[int]) -> None:
         """Replace the largest required items with outlines until everything fits."""
@@ -445,6 +472,9 @@ class PageAssembler:
             return "skipped"
         if self.page.used_blocks >= max_blocks:
             self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET)
+            return "stop"
+        if self.page.budget_excess is not None:  # required content already spent the budget
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
             return "stop"
         if media is MediaClass.IMAGE:
             await self._attach(candidate)

@@ -567,6 +567,7 @@ class ContextReader:
             has_more=has_more,
             cursor=cursor,
             used_chars=page.used_chars,
+            budget_excess=page.budget_excess,
             aliases={alias: self._aliases[alias] for alias in sorted(used, key=_alias_order)},
         )
 
