@@ -86,6 +86,8 @@ class Page:
     delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
     delivered_refs: set[str] = attrs.field(factory=set)
     delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
+    required_refs: set[str] = attrs.field(factory=set)
+    """Refs handled as required on this page (delivered or omitted): never offered again."""
     budget_excess: BudgetExcess | None = None
     """How far required originals delivered whole went past the budget (``deliver``)."""
 
@@ -165,6 +167,8 @@ class PageAssembler:
         detail: str | None = None,
         size: int | None = None,
     ) -> None:
+        if candidate.required:
+            self.page.required_refs.add(str(candidate.ref))
         self.page.omissions.append(
             Omission(
                 ref=candidate.ref,
@@ -273,12 +277,12 @@ class PageAssembler:
             self.omit(
                 candidate,
                 OmissionReason.UNSUPPORTED_MEDIA,
-                f"no FileIOHandler parses {decision.media_type}; reference only",
+                "no installed FileIOHandler parses this format; reference only",
             )
             self._diagnose(
                 "handler_missing",
-                f"{candidate.ref.path}: no installed FileIOHandler parses "
-                f"{decision.media_type} (install taskctx-documents)",
+                f"{candidate.ref.path}: no installed FileIOHandler parses this format "
+                "(install taskctx-documents)",
                 candidate,
                 Severity.WARNING if candidate.required else Severity.INFO,
             )
@@ -286,8 +290,7 @@ class PageAssembler:
             self.omit(
                 candidate,
                 OmissionReason.REFERENCE_ONLY,
-                f"{decision.media_class.value} content ({decision.media_type}) is "
-                "never delivered as text",
+                f"{decision.media_class.value} content is never delivered as text",
             )
         return None
 
@@ -338,6 +341,7 @@ class PageAssembler:
         limit = None if deliver else self.budget.max_chars + 1
         reads: list[tuple[Candidate, ExactRead]] = []
         for candidate in candidates:
+            self.page.required_refs.add(str(candidate.ref))
             try:
                 if candidate.explicit and candidate.content_version is None:
                     candidate = await self._probe(candidate)  # not in the index: ask the source
@@ -445,7 +449,8 @@ class PageAssembler:
         page; ``stop`` means the page is full and this candidate opens the next one.
         """
         max_chars, max_blocks = self.budget.max_chars, self.budget.max_blocks
-        if str(candidate.ref) in self.page.delivered_refs:
+        key = str(candidate.ref)
+        if key in self.page.delivered_refs or key in self.page.required_refs:
             return "skipped"  # already on this page (an explicit ref that also ranked)
         if str(candidate.ref) in self.disclosed:
             self.omit(candidate, OmissionReason.ALREADY_DISCLOSED)

@@ -561,7 +561,7 @@ class ContextPackage(FrozenModel):
     used_chars: int = 0
     aliases: Mapping[str, ContextRef] = Field(default_factory=dict)
     budget_excess: BudgetExcess | None = None
-    quality_evaluated: bool = False
+    quality_evaluated: Literal[False] = False
 
     def resolve_alias(self, alias: str) -> ContextRef:
         """Map a request-local alias (``ref_3`` or ``[[ref:ref_3]]``) to its canonical ref."""
