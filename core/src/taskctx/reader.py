@@ -407,7 +407,14 @@ class ContextReader:
             ]
             descriptors = [descriptors[i] for i in keep]
             scores = [scores[i] for i in keep] if scores is not None else None
-            found.considered = len(descriptors)
+            if found.truncated:
+                # the roles were checked on a window of the ranked matches only: the
+                # matching set was not counted, and a count of the window would claim
+                # less than was examined
+                found.considered = None
+                scan.reasons.append(CoverageReason.STREAMING_SCAN_UNMEASURED)
+            else:
+                found.considered = len(descriptors)
         wanted_keys = {
             (ref.path, ref.scope)
             for ref in intent.explicit_refs
@@ -417,6 +424,8 @@ class ContextReader:
             inside = {d.key for d in descriptors if d.key in wanted_keys}
             scan.explicit_outside = len(wanted_keys - inside - core)
         scan.considered = found.considered
+        if CoverageReason.STREAMING_SCAN_UNMEASURED.value in found.reasons:
+            scan.considered = None  # the source says it examined more than it counted
         if scan.considered is not None:
             scan.considered += len(core)
         scan.enumeration = found.enumeration
