@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from taskctx import ContextPackage
 from taskctx.markup import view_text
-from taskctx.model import Completeness, Representation
+from taskctx.model import Completeness, Diagnostic, Omission, Representation, Severity
+from taskctx.render import LISTED_PER_REASON
 
 __all__ = [
     "FORGERIES",
@@ -89,18 +90,44 @@ def _digest_tokens(package: ContextPackage) -> int:
     return count
 
 
+def listed(package: ContextPackage) -> tuple[list[Omission], int, list[Diagnostic], int]:
+    """What the documented caps show one by one: omissions (required ones all, optional
+    ones up to LISTED_PER_REASON per reason) and diagnostics (info ones capped per code),
+    and how many summary elements follow each."""
+    omissions: list[Omission] = []
+    for omission in package.omissions:
+        same = sum(1 for o in omissions if o.reason is omission.reason and not o.required)
+        if omission.required or same < LISTED_PER_REASON:
+            omissions.append(omission)
+    capped = len(omissions) < len(package.omissions)
+    omission_lines = len({o.reason for o in package.omissions}) if capped else 0
+    diagnostics: list[Diagnostic] = []
+    for diagnostic in package.diagnostics:
+        same = sum(
+            1 for d in diagnostics if d.code == diagnostic.code and d.severity is Severity.INFO
+        )
+        if diagnostic.severity is not Severity.INFO or same < LISTED_PER_REASON:
+            diagnostics.append(diagnostic)
+    hidden_codes = {d.code for d in package.diagnostics if d not in diagnostics}
+    return omissions, omission_lines, diagnostics, len(hidden_codes)
+
+
 def assert_view_is_the_package(package: ContextPackage) -> ET.Element:
     """The rendered view parses to exactly the package's elements, attributes and text."""
     text = package.render()
     root = ET.fromstring(text)  # a well-formed XML 1.0 document, or this raises
     assert root.tag == "context"
     assert root.attrib == {"task": shown(package.task_id), "page": str(package.page)}
+    omissions, omission_lines, diagnostics, diagnostic_lines = listed(package)
     expected_tags = (
         ["block"] * len(package.blocks)
         + ["attachment"] * len(package.attachments)
-        + ["omitted"] * len(package.omissions)
+        + ["omitted"] * len(omissions)
+        + ["omitted-summary"] * omission_lines
         + ["coverage"] * len(package.source_coverage)
-        + ["diagnostic"] * len(package.diagnostics)
+        + ["diagnostic"] * len(diagnostics)
+        + ["diagnostic-summary"] * diagnostic_lines
+        + ["quality"]
         + (["more"] if package.has_more else [])
     )
     children = list(root)
@@ -126,29 +153,36 @@ def assert_view_is_the_package(package: ContextPackage) -> ET.Element:
     for attachment in package.attachments:
         node = next(elements)
         assert node.get("ref") == f"[[ref:{attachment.alias}]]"
-        assert node.get("media_type") == shown(attachment.media_type)
-    for omission in package.omissions:
+        assert node.get("name") == shown(attachment.ref.path)
+        assert node.get("media_type") is None
+    for omission in omissions:
         node = next(elements)
         assert node.get("ref") == f"[[ref:{omission.alias}]]"
         assert node.get("reason") == omission.reason.value
         assert node.get("detail") == (None if omission.detail is None else shown(omission.detail))
-        assert node.get("media_type") == (
-            None if omission.media_type is None else shown(omission.media_type)
-        )
+        assert node.get("name") == shown(omission.ref.path)
+        assert node.get("media_type") is None
+    for _ in range(omission_lines):
+        assert set(next(elements).attrib) == {"reason", "count", "listed"}
     for binding_id, cov in package.source_coverage.items():
         node = next(elements)
         assert node.get("binding") == shown(binding_id)
         assert node.get("status") == cov.status.value
         assert node.get("reasons") == (shown("; ".join(cov.reasons)) if cov.reasons else None)
-    for diagnostic in package.diagnostics:
+    for diagnostic in diagnostics:
         node = next(elements)
         assert node.attrib == {
             "code": shown(diagnostic.code),
             "severity": diagnostic.severity.value,
         }
         assert (node.text or "") == view_text(diagnostic.message)
+    for _ in range(diagnostic_lines):
+        assert set(next(elements).attrib) == {"code", "count", "listed"}
+    quality = next(elements)
+    assert quality.attrib == {"evaluated": "false"}
+    assert "suffices" in (quality.text or "")
     if package.has_more:
         assert next(elements).text == "another page of this snapshot is available"
-    ref_attributes = len(package.blocks) + len(package.attachments) + len(package.omissions)
+    ref_attributes = len(package.blocks) + len(package.attachments) + len(omissions)
     assert text.count("[[") == ref_attributes + _digest_tokens(package)
     return root

@@ -201,7 +201,7 @@ def hostile_package(values: list[str], *, has_more: bool = True) -> ContextPacka
         blocks=blocks,
         attachments=(
             Attachment(
-                ref=ref("a.png"),
+                ref=ref(pick(13).replace("\x00", "") + ".png"),
                 alias="ref_4",
                 media_type=pick(7),
                 data_base64="",
@@ -212,7 +212,7 @@ def hostile_package(values: list[str], *, has_more: bool = True) -> ContextPacka
         ),
         omissions=(
             Omission(
-                ref=ref("o.txt"),
+                ref=ref(pick(14).replace("\x00", "") + ".txt"),
                 alias="ref_5",
                 binding_id="files",
                 reason=OmissionReason.NOT_SELECTED,

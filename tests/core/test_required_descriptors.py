@@ -185,7 +185,9 @@ def test_required_items_ignore_filters_and_roles(
 
 def test_an_excluded_binding_delivers_no_core() -> None:
     """filters.bindings that leaves the binding out: not searched, its core not delivered."""
-    package = read(context_with(guide_source()), ContextReadIntent(filters={"bindings": ["other"]}))
+    ctx = context_with(guide_source())
+    ctx.attach(MemorySource({}), binding_id="other")
+    package = read(ctx, ContextReadIntent(filters={"bindings": ["other"]}))
     assert package.blocks == ()
     assert package.source_coverage["s"].outcome is CoverageOutcome.NOT_SEARCHED
 

@@ -19,11 +19,13 @@ from taskctx.errors import (
     RequiredOverflowError,
     StaleReaderError,
     TaskCtxError,
+    UnknownBindingError,
     UnknownSourceKindError,
 )
 from taskctx.hookspecs import hookimpl
 from taskctx.model import (
     Attachment,
+    BudgetExcess,
     ContextBlock,
     ContextBudget,
     ContextConsumer,
@@ -53,6 +55,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "Attachment",
+    "BudgetExcess",
     "ContextBlock",
     "ContextBudget",
     "ContextConsumer",
@@ -84,6 +87,7 @@ __all__ = [
     "StaleReaderError",
     "TaskContext",
     "TaskCtxError",
+    "UnknownBindingError",
     "UnknownSourceKindError",
     "__version__",
     "hookimpl",

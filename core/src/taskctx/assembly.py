@@ -27,6 +27,7 @@ from taskctx.markup import label
 from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type
 from taskctx.model import (
     Attachment,
+    BudgetExcess,
     Completeness,
     ContextBlock,
     ContextBudget,
@@ -86,6 +87,10 @@ class Page:
     delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
     delivered_refs: set[str] = attrs.field(factory=set)
     delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
+    required_refs: set[str] = attrs.field(factory=set)
+    """Refs handled as required on this page (delivered or omitted): never offered again."""
+    budget_excess: BudgetExcess | None = None
+    """How far required originals delivered whole went past the budget (``deliver``)."""
 
     @property
     def used_blocks(self) -> int:
@@ -163,6 +168,8 @@ class PageAssembler:
         detail: str | None = None,
         size: int | None = None,
     ) -> None:
+        if candidate.required:
+            self.page.required_refs.add(str(candidate.ref))
         self.page.omissions.append(
             Omission(
                 ref=candidate.ref,
@@ -278,12 +285,12 @@ class PageAssembler:
             self.omit(
                 candidate,
                 OmissionReason.UNSUPPORTED_MEDIA,
-                f"no FileIOHandler parses {decision.media_type}; reference only",
+                "no installed FileIOHandler parses this format; reference only",
             )
             self._diagnose(
                 "handler_missing",
-                f"{candidate.ref.path}: no installed FileIOHandler parses "
-                f"{decision.media_type} (install taskctx-documents)",
+                f"{candidate.ref.path}: no installed FileIOHandler parses this format "
+                "(install taskctx-documents)",
                 candidate,
                 Severity.WARNING if candidate.required else Severity.INFO,
             )
@@ -369,10 +376,13 @@ class PageAssembler:
         )
 
     async def add_required(self, candidates: Sequence[Candidate]) -> None:
-        """Deliver every required candidate whole, as lossy digests, or raise."""
-        limit = self.budget.max_chars + 1
+        """Deliver every required candidate whole, as lossy digests, over budget (``deliver``),
+        or raise."""
+        deliver = self.required_overflow == "deliver"
+        limit = None if deliver else self.budget.max_chars + 1
         reads: list[tuple[Candidate, ExactRead]] = []
         for candidate in candidates:
+            self.page.required_refs.add(str(candidate.ref))
             try:
                 if candidate.explicit and candidate.content_version is None:
                     candidate = await self._probe(candidate)  # not in the index: ask the source
@@ -396,6 +406,11 @@ class PageAssembler:
                     candidate,
                     Severity.ERROR,
                 )
+        if deliver:
+            for candidate, read in reads:
+                self._block(candidate, read)
+            self._record_excess()
+            return
         count = len(reads) + len(self.page.attachments)
         if count > self.budget.max_blocks:
             raise RequiredOverflowError(
@@ -414,9 +429,26 @@ class PageAssembler:
             raise RequiredOverflowError(
                 f"required content needs {sum(sizes)} chars but max_chars="
                 f"{self.budget.max_chars}: {listing}. Raise the budget or read with "
-                "required_overflow='lossy_digest'"
+                "required_overflow='lossy_digest' or 'deliver'"
             )
         await self._add_lossy(reads, sizes)
+
+    def _record_excess(self) -> None:
+        """Record how far the required originals went past the budget, if they did."""
+        chars_over = max(0, self.page.used_chars - self.budget.max_chars)
+        blocks_over = max(0, self.page.used_blocks - self.budget.max_blocks)
+        if not chars_over and not blocks_over:
+            return
+        self.page.budget_excess = BudgetExcess(chars_over=chars_over, blocks_over=blocks_over)
+        self.page.diagnostics.append(
+            Diagnostic(
+                code="required_over_budget",
+                severity=Severity.WARNING,
+                message=f"required originals delivered whole over budget: {chars_over} chars "
+                f"over max_chars={self.budget.max_chars}, {blocks_over} blocks over "
+                f"max_blocks={self.budget.max_blocks}; nothing optional is on this page",
+            )
+        )
 
     async def _add_lossy(self, reads: list[tuple[Candidate, ExactRead]], sizes: list[int]) -> None:
         """Replace the largest required items with outlines until everything fits."""
@@ -460,7 +492,8 @@ class PageAssembler:
         page; ``stop`` means the page is full and this candidate opens the next one.
         """
         max_chars, max_blocks = self.budget.max_chars, self.budget.max_blocks
-        if str(candidate.ref) in self.page.delivered_refs:
+        key = str(candidate.ref)
+        if key in self.page.delivered_refs or key in self.page.required_refs:
             return "skipped"  # already on this page (an explicit ref that also ranked)
         if str(candidate.ref) in self.disclosed:
             self.omit(candidate, OmissionReason.ALREADY_DISCLOSED)
@@ -487,6 +520,9 @@ class PageAssembler:
             return "skipped"
         if self.page.used_blocks >= max_blocks:
             self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET)
+            return "stop"
+        if self.page.budget_excess is not None:  # required content already spent the budget
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
             return "stop"
         if media is MediaClass.IMAGE:
             await self._attach(candidate)

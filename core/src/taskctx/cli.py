@@ -252,6 +252,27 @@ def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
     is_flag=True,
     help="Deliver oversized required entries as lossy digests instead of failing.",
 )
+@click.option(
+    "--required-overflow",
+    type=click.Choice(["fail", "lossy_digest", "deliver"]),
+    default=None,
+    help="What required content over budget does: fail (default), lossy_digest (same as "
+    "--lossy), or deliver it whole and record the excess.",
+)
+@click.option(
+    "--source-kind",
+    "source_kinds",
+    multiple=True,
+    metavar="KIND",
+    help="Search only bindings of this source kind (an attached one); repeatable.",
+)
+@click.option(
+    "--binding",
+    "binding_ids",
+    multiple=True,
+    metavar="ID",
+    help="Search only this binding id (an attached one); repeatable.",
+)
 @click.option("--include-hidden", is_flag=True, help="Offer dot files and folders too.")
 @click.option("--all-pages", is_flag=True, help="Follow the cursor and print every page.")
 @click.option("--json", "as_json", is_flag=True, help="Print the package(s) as JSON.")
@@ -269,6 +290,9 @@ def read_command(
     max_chars: int,
     max_blocks: int,
     lossy: bool,
+    required_overflow: str | None,
+    source_kinds: tuple[str, ...],
+    binding_ids: tuple[str, ...],
     include_hidden: bool,
     all_pages: bool,
     as_json: bool,
@@ -286,6 +310,9 @@ def read_command(
     from taskctx.model import ContextBudget, ContextReadIntent
     from taskctx.policy import RunConfiguration
 
+    if lossy and required_overflow not in (None, "lossy_digest"):
+        raise click.UsageError("--lossy means --required-overflow lossy_digest; pass one")
+    overflow = "lossy_digest" if lossy else (required_overflow or "fail")
     try:
         configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
         ctx = TaskContext(task_id, host=load_host(), configuration=configuration)
@@ -309,8 +336,12 @@ def read_command(
         intent = ContextReadIntent(
             query=query,
             explicit_refs=refs,
-            filters={"include_hidden": include_hidden},
-            required_overflow="lossy_digest" if lossy else "fail",
+            filters={
+                "include_hidden": include_hidden,
+                "source_kinds": source_kinds or None,
+                "bindings": binding_ids or None,
+            },
+            required_overflow=overflow,
         )
         reader = ctx.reader(
             consumer="cli", budget=ContextBudget(max_chars=max_chars, max_blocks=max_blocks)

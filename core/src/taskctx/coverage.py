@@ -13,7 +13,32 @@ from taskctx.model import (
     SourceDescriptor,
 )
 
-__all__ = ["BindingScan", "coverage_for"]
+__all__ = ["REASON_SENTENCES", "BindingScan", "coverage_for", "describe_reason"]
+
+REASON_SENTENCES: dict[CoverageReason, str] = {
+    CoverageReason.NO_LEXICAL_PROVIDER: "no ranking index is installed: candidates came in "
+    "structural order",
+    CoverageReason.BINDING_EXCLUDED: "filters.bindings left this binding out",
+    CoverageReason.SOURCE_KIND_EXCLUDED: "filters.source_kinds left this binding's kind out",
+    CoverageReason.SOURCE_UNAVAILABLE: "the source did not answer (see the diagnostic)",
+    CoverageReason.SELECTION_DISABLED: "optional selection was disabled for this read",
+    CoverageReason.QUERY_NOT_SEARCHABLE: "the index cannot search this query",
+    CoverageReason.MATCHING_SET_NOT_COUNTED: "the matching set was not counted",
+    CoverageReason.BOUNDED_ENUMERATION: "the source stopped enumerating early",
+    CoverageReason.PAGED_RESULT: "the result spans several pages",
+    CoverageReason.STREAMING_SCAN_UNMEASURED: "streaming scan cost unmeasured: the operation "
+    "examined more than it returned, or cannot say how much it examined",
+}
+"""The sentence a person reads for each kernel coverage reason (the code is what
+programs branch on; render shows codes only)."""
+
+
+def describe_reason(code: str) -> str:
+    """The sentence for a coverage reason code; a provider's own code is returned as is."""
+    try:
+        return REASON_SENTENCES[CoverageReason(code)]
+    except ValueError:
+        return code
 
 
 @attrs.define(slots=True)

@@ -19,6 +19,7 @@ __all__ = [
     "SyncInAsyncError",
     "TaskCtxError",
     "UnknownAliasError",
+    "UnknownBindingError",
     "UnknownSourceKindError",
     "UnsupportedScopeError",
     "UnverifiedReadError",
@@ -47,7 +48,13 @@ class NotInstalledError(TaskCtxError, LookupError):
 
 
 class UnknownSourceKindError(NotInstalledError):
-    """No installed plugin registers the requested source kind."""
+    """No installed plugin registers the requested source kind, or a read filters on a
+    kind no binding of its task context has (``ContextFilters.source_kinds``)."""
+
+
+class UnknownBindingError(TaskCtxError, LookupError):
+    """A read names a binding id the task context does not have
+    (``ContextFilters.bindings``); the message names the attached ones."""
 
 
 class UnsupportedScopeError(TaskCtxError):

@@ -262,7 +262,7 @@ class PartitionState:
 
     def filtered(self, filters: ContextFilters) -> list[SourceDescriptor]:
         """Descriptors passing the structural filters, in structural order (memoised)."""
-        memo_key = filters.model_dump_json(exclude={"bindings"})
+        memo_key = filters.model_dump_json(exclude={"bindings", "source_kinds"})
         cached = self._filtered.get(memo_key)
         if cached is None:
             view = SortedDescriptors(d for d in self.structure.items if passes_filters(d, filters))

@@ -22,6 +22,7 @@ from taskctx.jsonsafe import check_json_depth
 __all__ = [
     "DIRECT_BINDING",
     "Attachment",
+    "BudgetExcess",
     "Completeness",
     "ContextBlock",
     "ContextBudget",
@@ -377,11 +378,18 @@ class ContextBudget(FrozenModel):
 
 
 class ContextFilters(FrozenModel):
-    """Structural filters of a read. Unknown keys are refused, never ignored."""
+    """Structural filters of a read. Unknown keys are refused, never ignored.
+
+    ``bindings`` and ``source_kinds`` name bindings and source kinds attached to the
+    context being read (anything else raises when the read starts); None means every
+    binding, and an empty tuple is refused (omit the filter to search every binding).
+    Bindings they leave out are reported ``not_searched``, never left out of coverage.
+    """
 
     path_prefix: str | None = None
     glob: str | None = None
     bindings: tuple[str, ...] | None = None
+    source_kinds: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] = Field(default_factory=dict)
     max_size: int | None = Field(default=None, ge=0)
     include_hidden: bool = False
@@ -393,6 +401,15 @@ class ContextFilters(FrozenModel):
         check_json_depth(value, "filters metadata")
         return value
 
+    @field_validator("bindings", "source_kinds")
+    @classmethod
+    def _not_empty(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and not value:
+            raise ValueError(
+                "an empty tuple selects no binding; omit the filter (None) to search every one"
+            )
+        return value
+
 
 class ContextReadIntent(FrozenModel):
     """What a read asks for: a query, refs it must have, roles and filters."""
@@ -401,7 +418,11 @@ class ContextReadIntent(FrozenModel):
     explicit_refs: tuple[ContextRef, ...] = ()
     roles: tuple[str, ...] = ()
     filters: ContextFilters = Field(default_factory=ContextFilters)
-    required_overflow: Literal["fail", "lossy_digest"] = "fail"
+    required_overflow: Literal["fail", "lossy_digest", "deliver"] = "fail"
+    """Required content over budget: raise (``fail``), outline the largest items
+    (``lossy_digest``), or deliver every original whole and record the excess
+    (``deliver``: ``ContextPackage.budget_excess`` and a ``required_over_budget``
+    diagnostic; nothing optional joins such a page)."""
     optional_selection: Literal["auto", "none"] = "auto"
 
     @field_validator("explicit_refs", mode="before")
@@ -513,6 +534,10 @@ class CoverageReason(_Choice):
     MATCHING_SET_NOT_COUNTED = "matching_set_not_counted"
     BOUNDED_ENUMERATION = "bounded_enumeration"
     PAGED_RESULT = "paged_result"
+    SOURCE_KIND_EXCLUDED = "source_kind_excluded"
+    STREAMING_SCAN_UNMEASURED = "streaming_scan_unmeasured"
+    """The operation examined more than it returned, or cannot say how much it examined:
+    ``considered`` is None rather than a count smaller than what was looked at."""
 
 
 class SourceCoverage(FrozenModel):
@@ -546,8 +571,20 @@ class Snapshot(FrozenModel):
     sources: Mapping[str, str] = Field(default_factory=dict)
 
 
+class BudgetExcess(FrozenModel):
+    """How far required originals delivered whole (``required_overflow="deliver"``) went
+    past the package budget."""
+
+    chars_over: int = Field(ge=0)
+    blocks_over: int = Field(ge=0)
+
+
 class ContextPackage(FrozenModel):
-    """What one read delivers: blocks, attachments, omissions, coverage and a cursor."""
+    """What one read delivers: blocks, attachments, omissions, coverage and a cursor.
+
+    ``quality_evaluated`` is always False from the kernel: a package is mechanical
+    delivery, and what sources claim is no proof that the material suffices for the task.
+    """
 
     package_id: str
     task_id: str
@@ -566,6 +603,8 @@ class ContextPackage(FrozenModel):
     cursor: str | None = None
     used_chars: int = 0
     aliases: Mapping[str, ContextRef] = Field(default_factory=dict)
+    budget_excess: BudgetExcess | None = None
+    quality_evaluated: Literal[False] = False
 
     def resolve_alias(self, alias: str) -> ContextRef:
         """Map a request-local alias (``ref_3`` or ``[[ref:ref_3]]``) to its canonical ref."""

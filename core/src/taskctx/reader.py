@@ -24,6 +24,8 @@ from taskctx.errors import (
     PolicyError,
     StaleReaderError,
     TaskCtxError,
+    UnknownBindingError,
+    UnknownSourceKindError,
 )
 from taskctx.index import RevisionMovedError, passes_filters
 from taskctx.model import (
@@ -256,6 +258,7 @@ class ContextReader:
         """Read the first page for ``intent`` from the pinned snapshot."""
         if isinstance(intent, str):
             intent = ContextReadIntent(query=intent)
+        self._check_filters(intent)
         if self._snapshot is None:
             await self.async_pin()
         else:
@@ -279,6 +282,7 @@ class ContextReader:
             raise CursorError(f"malformed cursor payload: {exc}") from None
         if body.get("task") != self.context.task_id or body.get("consumer") != self.consumer.name:
             raise CursorError("cursor was issued for another task or consumer")
+        self._check_filters(intent)
         if self._snapshot is None:
             self._snapshot = snapshot
         elif snapshot != self._snapshot:
@@ -289,6 +293,30 @@ class ContextReader:
     def read_next(self, cursor: str | None) -> ContextPackage:
         """Sync facade of :meth:`async_read_next`."""
         return run_sync(self.async_read_next(cursor), "async_read_next")
+
+    def _check_filters(self, intent: ContextReadIntent) -> None:
+        """Refuse binding ids and source kinds the context does not have, before any source
+        is asked anything (a typo must not read as "searched nothing")."""
+        bindings = self.context.bindings
+        wanted = intent.filters.bindings
+        if wanted is not None:
+            unknown = sorted(set(wanted) - set(bindings))
+            if unknown:
+                raise UnknownBindingError(
+                    f"filters.bindings names {', '.join(map(repr, unknown))}, not attached to "
+                    f"task context {self.context.task_id!r}; attached: "
+                    f"{', '.join(map(repr, sorted(bindings))) or 'none'}"
+                )
+        kinds = intent.filters.source_kinds
+        if kinds is not None:
+            attached = {b.kind for b in bindings.values()}
+            unknown = sorted(set(kinds) - attached)
+            if unknown:
+                raise UnknownSourceKindError(
+                    f"filters.source_kinds names {', '.join(map(repr, unknown))}, not the kind "
+                    f"of any binding of task context {self.context.task_id!r}; attached kinds: "
+                    f"{', '.join(map(repr, sorted(attached))) or 'none'}"
+                )
 
     def _signer(self) -> CursorSigner:
         return CursorSigner(self.context.cursor_key, CURSOR_PURPOSE)
@@ -313,6 +341,11 @@ class ContextReader:
         if wanted is not None and binding.binding_id not in wanted:
             scan.outcome = CoverageOutcome.NOT_SEARCHED
             scan.reasons.append(CoverageReason.BINDING_EXCLUDED)
+            return scan, None
+        kinds = intent.filters.source_kinds
+        if kinds is not None and binding.kind not in kinds:
+            scan.outcome = CoverageOutcome.NOT_SEARCHED
+            scan.reasons.append(CoverageReason.SOURCE_KIND_EXCLUDED)
             return scan, None
         revision = self._snapshot.sources.get(binding.binding_id)
         if revision is None:
@@ -374,7 +407,14 @@ class ContextReader:
             ]
             descriptors = [descriptors[i] for i in keep]
             scores = [scores[i] for i in keep] if scores is not None else None
-            found.considered = len(descriptors)
+            if found.truncated:
+                # the roles were checked on a window of the ranked matches only: the
+                # matching set was not counted, and a count of the window would claim
+                # less than was examined
+                found.considered = None
+                scan.reasons.append(CoverageReason.STREAMING_SCAN_UNMEASURED)
+            else:
+                found.considered = len(descriptors)
         wanted_keys = {
             (ref.path, ref.scope)
             for ref in intent.explicit_refs
@@ -384,6 +424,8 @@ class ContextReader:
             inside = {d.key for d in descriptors if d.key in wanted_keys}
             scan.explicit_outside = len(wanted_keys - inside - core)
         scan.considered = found.considered
+        if CoverageReason.STREAMING_SCAN_UNMEASURED.value in found.reasons:
+            scan.considered = None  # the source says it examined more than it counted
         if scan.considered is not None:
             scan.considered += len(core)
         scan.enumeration = found.enumeration
@@ -534,6 +576,7 @@ class ContextReader:
             has_more=has_more,
             cursor=cursor,
             used_chars=page.used_chars,
+            budget_excess=page.budget_excess,
             aliases={alias: self._aliases[alias] for alias in sorted(used, key=_alias_order)},
         )
 

@@ -6,23 +6,53 @@ source or a caller (content, titles, scopes, details, reasons, messages) is esca
 :mod:`taskctx.markup`, so none of it can open or close an element or show an alias.
 The only raw ``[[ref:...]]`` in the view are the kernel's: in ``ref`` attributes and in
 the lines of a lossy digest that point at the digest's own full and section refs.
+
+The view is for a model, the package is the audit record: omitted and attached items
+show their canonical name (the ref's path), never a source-provided title; MIME types,
+digests and byte sizes of non-text media stay in the package. Optional omissions and
+informational diagnostics are listed up to :data:`LISTED_PER_REASON` per reason or code,
+then counted; required omissions, warnings and errors are always listed whole.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from taskctx.markup import attrs, escape_attr, escape_text
-from taskctx.model import Completeness, ContextBlock, Representation
+from taskctx.media import MediaClass, classify
+from taskctx.model import (
+    Completeness,
+    ContextBlock,
+    Diagnostic,
+    Omission,
+    OmissionReason,
+    Representation,
+    Severity,
+)
 
 if TYPE_CHECKING:
     from taskctx.model import ContextPackage
 
-__all__ = ["MORE_TEXT", "render_package"]
+__all__ = ["LISTED_PER_REASON", "MORE_TEXT", "QUALITY_TEXT", "render_package"]
 
 MORE_TEXT = "another page of this snapshot is available"
 """The text of the ``<more>`` element of a package with another page."""
+
+QUALITY_TEXT = (
+    "mechanical delivery: nothing evaluated whether this material suffices for the task, "
+    "and what sources claim about it is no proof that it does"
+)
+"""The text of the ``<quality evaluated="false">`` element every view ends with."""
+
+LISTED_PER_REASON = 8
+"""Optional omissions listed one by one per reason (and informational diagnostics per
+code) before the rest are only counted in an ``<omitted-summary>``
+(``<diagnostic-summary>``) element."""
+
+_NON_TEXT_REASONS = frozenset({OmissionReason.REFERENCE_ONLY, OmissionReason.UNSUPPORTED_MEDIA})
 
 _ALIAS_TOKEN = re.compile(r"\[\[ref:([^\[\]]*)\]\]")
 
@@ -59,6 +89,59 @@ def _content(block: ContextBlock, alias_of: dict[str, str]) -> str:
     return body if body.endswith("\n") else body + "\n"
 
 
+def _is_text(omission: Omission) -> bool:
+    """Whether an omitted item is text (or a parsed document): its size may be shown."""
+    if omission.reason in _NON_TEXT_REASONS:
+        return False
+    media_class = classify(omission.ref.path, omission.media_type).media_class
+    return media_class in (MediaClass.TEXT, MediaClass.DOCUMENT)
+
+
+def _listed_omissions(omissions: Sequence[Omission]) -> tuple[list[Omission], list[str]]:
+    """The omissions shown one by one, and the summary lines (one per reason present)
+    when some optional ones were only counted."""
+    shown: list[Omission] = []
+    per_reason: Counter[OmissionReason] = Counter()
+    for omission in omissions:
+        if omission.required or per_reason[omission.reason] < LISTED_PER_REASON:
+            shown.append(omission)
+            if not omission.required:
+                per_reason[omission.reason] += 1
+    if len(shown) == len(omissions):
+        return shown, []
+    totals = Counter(o.reason for o in omissions)
+    listed = Counter(o.reason for o in shown)
+    summary = [
+        f"<omitted-summary {attrs(reason=reason.value, count=count, listed=listed[reason])}/>"
+        for reason, count in totals.items()
+    ]
+    return shown, summary
+
+
+def _listed_diagnostics(
+    diagnostics: Sequence[Diagnostic],
+) -> tuple[list[Diagnostic], list[str]]:
+    """The diagnostics shown one by one (informational ones capped per code), and the
+    summary lines when some were only counted."""
+    shown: list[Diagnostic] = []
+    per_code: Counter[str] = Counter()
+    for diagnostic in diagnostics:
+        capped = diagnostic.severity is Severity.INFO
+        if not capped or per_code[diagnostic.code] < LISTED_PER_REASON:
+            shown.append(diagnostic)
+            per_code[diagnostic.code] += capped
+    if len(shown) == len(diagnostics):
+        return shown, []
+    totals = Counter(d.code for d in diagnostics)
+    listed = Counter(d.code for d in shown)
+    summary = [
+        f"<diagnostic-summary {attrs(code=code, count=count, listed=listed[code])}/>"
+        for code, count in totals.items()
+        if count > listed[code]
+    ]
+    return shown, summary
+
+
 def render_package(package: ContextPackage) -> str:
     """Render ``package`` as the XML document a model reads (see docs/concepts.md)."""
     alias_of = {str(ref): alias for alias, ref in package.aliases.items()}
@@ -75,21 +158,19 @@ def render_package(package: ContextPackage) -> str:
         )
         out.append(f'<block ref="{_ref(block.alias)}" {head}>\n{_content(block, alias_of)}</block>')
     for attachment in package.attachments:
-        head = attrs(
-            media_type=attachment.media_type,
-            width=attachment.width,
-            height=attachment.height,
-        )
+        head = attrs(name=attachment.ref.path, width=attachment.width, height=attachment.height)
         out.append(f'<attachment ref="{_ref(attachment.alias)}" {head}/>')
-    for omission in package.omissions:
+    omissions, omission_summary = _listed_omissions(package.omissions)
+    for omission in omissions:
         head = attrs(
+            name=omission.ref.path,
             reason=omission.reason.value,
             required="true" if omission.required else None,
-            size=omission.size,
-            media_type=omission.media_type,
+            size=omission.size if _is_text(omission) else None,
             detail=omission.detail,
         )
         out.append(f'<omitted ref="{_ref(omission.alias)}" {head}/>')
+    out.extend(omission_summary)
     for binding_id, cov in package.source_coverage.items():
         head = attrs(
             binding=binding_id,
@@ -102,9 +183,12 @@ def render_package(package: ContextPackage) -> str:
             reasons="; ".join(cov.reasons) or None,
         )
         out.append(f"<coverage {head}/>")
-    for diagnostic in package.diagnostics:
+    diagnostics, diagnostic_summary = _listed_diagnostics(package.diagnostics)
+    for diagnostic in diagnostics:
         head = attrs(code=diagnostic.code, severity=diagnostic.severity.value)
         out.append(f"<diagnostic {head}>{escape_text(diagnostic.message)}</diagnostic>")
+    out.extend(diagnostic_summary)
+    out.append(f'<quality evaluated="false">{QUALITY_TEXT}</quality>')
     if package.has_more:
         out.append(f"<more>{MORE_TEXT}</more>")
     out.append("</context>")

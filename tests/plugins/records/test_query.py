@@ -105,6 +105,8 @@ def test_filters_on_content_and_meta(store: RecordStore) -> None:
     failed = store.query(filters={"content.status": "failed"}, page_size=100)
     assert [r.content["n"] for r in failed.records] == [0, 5, 10, 15, 20]
     assert failed.coverage.status is CoverageStatus.COMPLETE
+    assert failed.coverage.considered == 5
+    assert failed.coverage.reasons == ("streaming_scan_unmeasured",)
     both = store.query(filters={"status": "failed", "meta.reviewer.name": "ann"})
     assert [r.content["n"] for r in both.records] == [0, 5]
     assert store.query(filters={"n": "3"}).records == ()
@@ -117,7 +119,7 @@ def test_filtered_multi_page_says_unmeasured(store: RecordStore) -> None:
     assert page.has_more is True
     assert page.coverage.considered is None
     assert page.coverage.omitted is None
-    assert "streaming scan cost unmeasured" in page.coverage.reasons
+    assert "streaming_scan_unmeasured" in page.coverage.reasons
     assert page.coverage.status is CoverageStatus.PARTIAL
 
 

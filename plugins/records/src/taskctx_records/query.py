@@ -11,8 +11,9 @@ Filters are equality on JSON dotted paths: ``{"content.status": "failed"}``,
 ``{"meta.reviewer.name": "ann"}``; a path without a ``content.``/``meta.`` prefix means
 content. Content filters match JSON records only. Values compare as JSON (``1`` is not
 ``"1"``; ``None`` matches JSON null). A path segment cannot contain ``.`` or ``"``. A
-filtered query is not counted in advance: its coverage says ``considered=None`` with the
-reason "streaming scan cost unmeasured" unless one page holds it all.
+filtered query is not counted in advance: its coverage says the reason
+``streaming_scan_unmeasured`` (the rows its JSON filters examined are not counted), with
+``considered=None`` unless one page holds it all.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 QUERY_PURPOSE = "taskctx.records.query.v1"
-STREAMING_SCAN_UNMEASURED = "streaming scan cost unmeasured"
+STREAMING_SCAN_UNMEASURED = CoverageReason.STREAMING_SCAN_UNMEASURED.value
 SOURCE_KIND = "record_store"
 
 RECORD_COLUMNS = (
@@ -291,10 +292,11 @@ def make_coverage(
 ) -> SourceCoverage:
     """Coverage of one page: complete only when one page holds the whole matching set."""
     reasons: list[str] = []
-    if considered is None and first_page and not has_more:
-        considered = delivered
-    if considered is None:
+    if considered is None:  # a filtered query: the rows it examined were not counted
         reasons.append(STREAMING_SCAN_UNMEASURED)
+    if considered is None and first_page and not has_more:
+        considered = delivered  # one page holds the whole matching set
+    if considered is None:
         status = CoverageStatus.PARTIAL if (has_more or not first_page) else CoverageStatus.UNKNOWN
         omitted = None
     else:
