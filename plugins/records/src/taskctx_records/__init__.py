@@ -8,6 +8,7 @@ cursors, and a materialization budget. Source kind ``record_store``.
 from __future__ import annotations
 
 from taskctx_records.budget import MaterializationWarning
+from taskctx_records.consumptions import RecordConsumptionLog
 from taskctx_records.errors import (
     CheckpointConflictError,
     EventConflictError,
@@ -47,6 +48,7 @@ __all__ = [
     "PinnedViewLimits",
     "QueryPage",
     "Record",
+    "RecordConsumptionLog",
     "RecordRef",
     "RecordStore",
     "RecordStoreCorruptError",
