@@ -284,3 +284,22 @@ def test_relative_roots_restore_from_another_working_directory(
     assert view(restored.reader(consumer="planner").read(INTENT)) == view(before)
     assert world.state.exists()
     records.close()
+
+
+def test_a_skill_library_with_its_store_elsewhere_is_marked_not_rebuildable(
+    tmp_path: Path,
+) -> None:
+    """The factory cannot name a store outside the library: export marks it, restore names it."""
+    world = build_world(tmp_path)
+    library = SkillLibrary(world.skills, trusted=["reviewing"], store=tmp_path / "skill-store")
+    ctx = TaskContext("review-42", host=fresh_host())
+    ctx.attach(library.source(required=["reviewing"]), binding_id="skills")
+    (binding,) = ctx.export_state().bindings
+    assert binding.options is None
+    assert binding.not_rebuildable is not None
+    with pytest.raises(RestoreError, match=r"binding 'skills' \(kind 'skill_library'\)"):
+        TaskContext.restore(ctx.export_state(), host=fresh_host())
+    restored = TaskContext.restore(
+        ctx.export_state(), host=fresh_host(), sources={"skills": library.source(["reviewing"])}
+    )
+    assert restored.revision == ctx.revision
