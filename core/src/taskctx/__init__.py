@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
 from taskctx.errors import (
+    ConsumptionConflictError,
     CursorError,
     MaterializationBudgetError,
     MediaError,
@@ -17,6 +19,7 @@ from taskctx.errors import (
     PluginLoadWarning,
     PolicyError,
     RequiredOverflowError,
+    RestoreError,
     StaleReaderError,
     TaskCtxError,
     UnknownBindingError,
@@ -47,6 +50,7 @@ from taskctx.model import (
 from taskctx.plugins import PluginHost
 from taskctx.policy import HostPolicy, RunConfiguration
 from taskctx.reader import ContextReader
+from taskctx.state import ContextState
 
 try:
     __version__ = version("taskctx")
@@ -56,14 +60,18 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "Attachment",
     "BudgetExcess",
+    "ConsumptionConflictError",
+    "ConsumptionLog",
     "ContextBlock",
     "ContextBudget",
     "ContextConsumer",
+    "ContextConsumption",
     "ContextFilters",
     "ContextPackage",
     "ContextReadIntent",
     "ContextReader",
     "ContextRef",
+    "ContextState",
     "CursorError",
     "DescriptorPage",
     "Diagnostic",
@@ -80,6 +88,7 @@ __all__ = [
     "PolicyError",
     "ReaderState",
     "RequiredOverflowError",
+    "RestoreError",
     "RunConfiguration",
     "SectionInfo",
     "SourceCoverage",

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from taskctx._context_audit import ContextAudit
+from taskctx.consumption import ConsumptionLog, MemoryConsumptionLog
 from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
 from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
 from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, sniff_image
@@ -27,6 +29,7 @@ from taskctx.model import (
     DIRECT_BINDING,
     ContextBudget,
     ContextConsumer,
+    ContextPackage,
     ContextRef,
     ExactRead,
     FrozenModel,
@@ -70,6 +73,8 @@ class DirectEntry:
     digest: str
     title: str | None
     sections: tuple[SectionInfo, ...]
+    declared_media_type: str | None = None
+    """The media type ``put`` was given (``media_type`` is what the checks decided)."""
 
     @property
     def ref(self) -> ContextRef:
@@ -120,7 +125,7 @@ def _state_dir_or_default(state_dir: str | Path | None) -> Path:
 
 
 @attrs.define(slots=True)
-class TaskContext:
+class TaskContext(ContextAudit):
     """The context of one task: direct entries plus attached sources, read via readers.
 
     ``host`` defaults to ``PluginHost.from_environment()``; ``state_dir`` (default
@@ -148,10 +153,21 @@ class TaskContext:
     _revision: str | None = attrs.field(default=None, init=False)
     _cursor_key: bytes | None = attrs.field(default=None, init=False)
     _next_entry: int = attrs.field(default=1, init=False)
+    # audit and resume: where consumptions are kept (in memory unless a persistent log is
+    # given, e.g. taskctx_records.RecordConsumptionLog), the readers made here and the
+    # packages they issued
+    consumption_log: ConsumptionLog = attrs.field(factory=MemoryConsumptionLog)
+    _readers: list[ContextReader] = attrs.field(factory=list, init=False)
+    _packages: list[ContextPackage] = attrs.field(factory=list, init=False)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.task_id, str) or not self.task_id.strip():
             raise TaskCtxError("task_id must be a non-empty string")
+        if not isinstance(self.consumption_log, ConsumptionLog):
+            raise TypeError(
+                "consumption_log must be a ConsumptionLog (append, consumptions), not "
+                f"{type(self.consumption_log).__name__}"
+            )
         self.index = ContextIndex(self.state_dir / "index")
         lexical = self.host.default_lexical_provider()
         self.index_provider = lexical if lexical is not None else StructuralProvider()
@@ -206,6 +222,7 @@ class TaskContext:
             digest=digest,
             title=title,
             sections=markdown_sections(text) if text is not None else (),
+            declared_media_type=media_type,
         )
         self._revision = None
         return self.entries[entry_id].ref
@@ -427,9 +444,11 @@ class TaskContext:
             consumer = ContextConsumer(name=consumer)
         if selector is not None:
             self.host.selector(selector)  # fail now, not at the first read
-        return ContextReader.create(
+        reader = ContextReader.create(
             self, consumer, phase, budget or ContextBudget(), selector, cursor_ttl
         )
+        self._readers.append(reader)
+        return reader
 
     def restore_reader(
         self, state: ReaderState | Mapping[str, Any] | str, *, cursor_ttl: float = 3600.0
@@ -446,4 +465,11 @@ class TaskContext:
             parsed = ReaderState.model_validate(state)
         if parsed.task_id != self.task_id:
             raise TaskCtxError(f"reader state is for task {parsed.task_id!r}, not {self.task_id!r}")
-        return ContextReader.restore(self, parsed, cursor_ttl)
+        reader = ContextReader.restore(self, parsed, cursor_ttl)
+        self._readers.append(reader)
+        return reader
+
+    def readers(self) -> tuple[ContextReader, ...]:
+        """The readers made by :meth:`reader` and :meth:`restore_reader`, in that order
+        (after :meth:`restore`: the restored readers, disclosure history included)."""
+        return tuple(self._readers)

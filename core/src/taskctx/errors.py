@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ConsumptionConflictError",
     "CursorError",
     "MaterializationBudgetError",
     "MediaError",
@@ -12,6 +13,7 @@ __all__ = [
     "PluginLoadWarning",
     "PolicyError",
     "RequiredOverflowError",
+    "RestoreError",
     "SelectionError",
     "SourceUnavailableError",
     "StaleReaderError",
@@ -119,6 +121,26 @@ class SelectionError(TaskCtxError):
 
 class SyncInAsyncError(TaskCtxError, RuntimeError):
     """A sync facade was called inside a running event loop; use the async method."""
+
+
+class ConsumptionConflictError(TaskCtxError):
+    """A consumption was recorded again under the same package, request and response ids
+    with other content (other blocks, phase or consumer)."""
+
+
+class RestoreError(TaskCtxError):
+    """``TaskContext.restore`` cannot rebuild part of an exported state.
+
+    ``binding_id`` and ``kind`` name the binding that could not be rebuilt (None when the
+    failure is not a binding's: an index provider, a direct entry, the state's version).
+    """
+
+    def __init__(
+        self, message: str, *, binding_id: str | None = None, kind: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.binding_id = binding_id
+        self.kind = kind
 
 
 class PluginLoadWarning(UserWarning):

@@ -41,6 +41,7 @@ __all__ = [
     "SelectionRequest",
     "Selector",
     "SupportsChanges",
+    "SupportsRebuild",
 ]
 
 
@@ -92,6 +93,23 @@ class SupportsChanges(Protocol):
 
     async def async_changes(self, since: str) -> ChangeSet | None:
         """Descriptors changed since ``since``, or None when the source cannot tell."""
+        ...
+
+
+@runtime_checkable
+class SupportsRebuild(Protocol):
+    """Optional: a source that can say how to make it again, for ``TaskContext.restore``.
+
+    ``rebuild_options()`` returns the JSON-safe keyword options that
+    ``host.source(source.kind, **options)`` takes to make an equivalent source (same
+    ``identity``, same items at the same revisions), or None when this instance cannot be
+    made again from options (it wraps an object that lives only in this process). A
+    source without the method, or answering None, is exported as not rebuildable and
+    fails the restore with an error naming its binding id and kind.
+    """
+
+    def rebuild_options(self) -> Mapping[str, Any] | None:
+        """Factory options that make this source again, or None."""
         ...
 
 

@@ -263,7 +263,7 @@ class ContextReader:
             await self.async_pin()
         else:
             await self._check_fresh(self._snapshot, continuing=False)
-        return await self._read_page(intent, 0, 1, allow_repin=True)
+        return self.context._keep_package(await self._read_page(intent, 0, 1, allow_repin=True))
 
     def read(self, intent: ContextReadIntent | str) -> ContextPackage:
         """Sync facade of :meth:`async_read`."""
@@ -288,7 +288,8 @@ class ContextReader:
         elif snapshot != self._snapshot:
             raise CursorError("cursor belongs to another snapshot than this reader's pinned one")
         await self._check_fresh(snapshot, continuing=True)
-        return await self._read_page(intent, position, page, allow_repin=False)
+        package = await self._read_page(intent, position, page, allow_repin=False)
+        return self.context._keep_package(package)
 
     def read_next(self, cursor: str | None) -> ContextPackage:
         """Sync facade of :meth:`async_read_next`."""

@@ -85,6 +85,11 @@ class {{ cookiecutter.__class_name }}:
         """Shown in ``ctx.source_catalog()``."""
         return {"kind": self.kind, "root": str(self.root)}
 
+    def rebuild_options(self) -> dict[str, Any]:
+        """What ``host.source(kind, **options)`` needs to make this source again, for
+        ``TaskContext.restore``: JSON-safe, absolute paths."""
+        return {"root": str(self.root)}
+
     # -- the protocol ------------------------------------------------------------------
 
     async def async_revision(self) -> str:

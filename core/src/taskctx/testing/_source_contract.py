@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -60,6 +62,12 @@ class SourceContract:
         The default has the kernel's built-ins only: the ``lines:A-B`` reader.
         """
         return PluginHost(allow=[], load_entrypoints=False)
+
+    def rebuild_host(self) -> PluginHost:
+        """The host whose factory ``test_rebuild_options_rebuild_the_source`` rebuilds the
+        source with (default: from the environment). Without the kind, only the options'
+        JSON-safety is checked."""
+        return PluginHost.from_environment()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -450,3 +458,21 @@ class SourceContract:
         ref = ContextRef(binding=_BINDING, path="no/such/item-7f3a9c.txt")
         with pytest.raises(NotFoundError):
             _run(source.async_read_exact(ref, None))
+
+    def test_rebuild_options_rebuild_the_source(self, source: ContextSource) -> None:
+        """rebuild_options() is JSON-safe and makes a source of the same identity and revision."""
+        rebuild = getattr(source, "rebuild_options", None)
+        if not callable(rebuild):
+            pytest.skip("no rebuild_options(): a binding of it is exported as not rebuildable")
+        options = rebuild()
+        if options is None:
+            pytest.skip("rebuild_options() says this instance cannot be made again")
+        assert isinstance(options, Mapping), f"rebuild_options() returned {type(options)}"
+        assert all(isinstance(key, str) for key in options), "option names must be str"
+        text = json.dumps(dict(options), allow_nan=False)  # raises if not JSON-safe
+        host = self.rebuild_host()
+        if source.kind not in host.source_kinds():
+            return  # the factory is not installed here: JSON-safety is what can be checked
+        rebuilt = host.source(source.kind, **json.loads(text))
+        assert getattr(rebuilt, "identity", None) == getattr(source, "identity", None)
+        assert _run(rebuilt.async_revision()) == _run(source.async_revision())

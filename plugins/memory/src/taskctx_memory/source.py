@@ -90,7 +90,8 @@ class SessionMemorySource:
         self.store = store if isinstance(store, RecordStore) else RecordStore(store, "read_only")
         fingerprint = json.dumps({"session": session_id, "global": include_global})
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
-        self.identity = f"session_memory:{self.store.root}:{digest}"
+        # the absolute root: a relative one would name another store from another folder
+        self.identity = f"session_memory:{self.store.root.resolve()}:{digest}"
         self.index_directory = StateDir(self.store.root, (".taskctx", "index"))
 
     def with_configuration(self, configuration: RunConfiguration) -> SessionMemorySource:
@@ -101,6 +102,15 @@ class SessionMemorySource:
         """Catalog facts: the store, the session and whether global memory is included."""
         return {
             "root": str(self.store.root),
+            "session_id": self.session_id,
+            "include_global": self.include_global,
+        }
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``host.source("session_memory", **options)`` makes this source again: the same
+        store (absolute root, opened read-only), session and global setting."""
+        return {
+            "root": str(self.store.root.resolve()),
             "session_id": self.session_id,
             "include_global": self.include_global,
         }

@@ -8,6 +8,7 @@ cursors, and a materialization budget. Source kind ``record_store``.
 from __future__ import annotations
 
 from taskctx_records.budget import MaterializationWarning
+from taskctx_records.consumptions import RecordConsumptionLog
 from taskctx_records.errors import (
     CheckpointConflictError,
     EventConflictError,
@@ -49,6 +50,7 @@ __all__ = [
     "QueryPage",
     "Record",
     "RecordId",
+    "RecordConsumptionLog",
     "RecordRef",
     "RecordStore",
     "RecordStoreCorruptError",

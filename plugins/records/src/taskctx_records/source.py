@@ -103,7 +103,8 @@ class RecordSource:
             {"scope": self.scope, "collections": self.collections}, sort_keys=True
         )
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
-        self.identity = f"record_store:{store.root}:{digest}"
+        # the absolute root: a relative one would name another store from another folder
+        self.identity = f"record_store:{store.root.resolve()}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
 
     def with_configuration(self, configuration: RunConfiguration) -> RecordSource:
@@ -115,6 +116,15 @@ class RecordSource:
         return {
             "root": str(self.store.root),
             "scope": self.scope,
+            "collections": list(self.collections) if self.collections is not None else None,
+        }
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``host.source("record_store", **options)`` makes this source again: the same
+        store (absolute root, opened read-only), scope and collections."""
+        return {
+            "root": str(self.store.root.resolve()),
+            "scope": self.scope or None,
             "collections": list(self.collections) if self.collections is not None else None,
         }
 

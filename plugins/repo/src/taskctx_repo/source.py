@@ -12,6 +12,7 @@ Scoped reads: ``lines:A-B`` of any text, and ``section:<heading>`` of Markdown.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
@@ -30,6 +31,7 @@ from taskctx.sections import markdown_sections, parse_line_scope, slice_lines
 from taskctx.statefiles import StateDir
 from taskctx_repo.facts import FACTS_VERSION, BlobFacts
 from taskctx_repo.git import TreeEntry
+from taskctx_repo.remote import is_remote
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
@@ -72,6 +74,23 @@ class RepoSource:
         """Catalog facts: where, which commit, which globs."""
         repo = self.repository
         return {"location": repo.location, "commit": repo.commit, "paths": list(repo.rules.globs)}
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``host.source("pinned_repository", **options)`` makes this source again: the
+        same repository (a local path made absolute; a remote URL with the clone cache it
+        was fetched into), the resolved commit id, the path globs and the state folder."""
+        repo = self.repository
+        options: dict[str, Any] = {
+            "location": repo.location,
+            "commit": repo.commit,
+            "paths": list(repo.rules.globs),
+            "state_dir": str(repo.state_dir),
+        }
+        if is_remote(repo.location):
+            options["cache_dir"] = str(repo.git_dir.parent)
+        else:
+            options["location"] = str(Path(repo.location).resolve())
+        return options
 
     async def async_revision(self) -> str:
         """The commit id plus the authorised path set: it never moves."""

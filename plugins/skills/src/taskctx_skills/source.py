@@ -111,6 +111,20 @@ class SkillSource:
             ],
         }
 
+    def rebuild_options(self) -> dict[str, Any] | None:
+        """``host.source("skill_library", **options)`` makes this binding again from the
+        store: the library root, the bound skills' names as trusted, and the binding
+        ``revision`` (which pins each skill's ``revision_ref``). None for a library whose
+        store lives elsewhere than ``<root>/.taskctx/skills`` (the factory cannot say)."""
+        library = self.library
+        if library.store.root != library.root / ".taskctx" / "skills":
+            return None
+        return {
+            "root": str(library.root),
+            "trusted": sorted(entry.name for entry in self.entries),
+            "revision": self.revision,
+        }
+
     async def async_revision(self) -> str:
         """The binding's revision; fails loudly if the store lost the binding."""
         if not await asyncio.to_thread(self.library.store.has_binding, self.revision):

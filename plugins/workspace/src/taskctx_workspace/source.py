@@ -122,6 +122,17 @@ class WorkspaceSource:
         """Catalog facts: the root and mode (no content)."""
         return {"root": str(self.workspace.root), "mode": self.workspace.mode}
 
+    def rebuild_options(self) -> dict[str, Any]:
+        """``host.source("task_workspace", **options)`` makes this source again: the same
+        root (never created anew: a missing root fails the restore), mode and execution."""
+        return {
+            "root": str(self.workspace.root),
+            "mode": self.workspace.mode,
+            "execution_id": self.workspace.execution_id,
+            "create": False,
+            "chunk_chars": self.chunk_chars,
+        }
+
     # -- revisions ---------------------------------------------------------------
 
     def _walk(self) -> _Scan:
