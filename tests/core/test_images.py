@@ -406,7 +406,7 @@ print(json.dumps({"seconds": seconds, "rss_mb": peak_rss_mb(), "pillow": "PIL" i
 
 
 def test_bombs_are_refused_fast_without_memory(tmp_path: Path) -> None:
-    """In a child process every bomb is refused in under 50 ms and peak RSS stays < 100 MB."""
+    """In a child process every bomb is refused in under 1 s and peak RSS stays < 100 MB."""
     for name, build in BOMBS.items():
         (tmp_path / name).write_bytes(build())
     done = subprocess.run(
@@ -418,7 +418,8 @@ def test_bombs_are_refused_fast_without_memory(tmp_path: Path) -> None:
     )
     report = json.loads(done.stdout)
     assert sorted(report["seconds"]) == sorted(BOMBS), report
-    assert max(report["seconds"].values()) < 0.05, report
+    # a few ms when idle; decoding any of them would take seconds (the bound holds under load)
+    assert max(report["seconds"].values()) < 1.0, report
     assert report["rss_mb"] < 100, report
     assert report["pillow"] is False, report  # refused from the header: nothing decoded
 
