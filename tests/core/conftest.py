@@ -6,10 +6,13 @@ import importlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from taskctx.plugins import ALLOW_ENV, BLOCK_ENV, CHOOSE_ENV
+from taskctx import hookimpl
+from taskctx.plugins import ALLOW_ENV, BLOCK_ENV, CHOOSE_ENV, PluginHost
+from taskctx.testing import MemorySource
 from tests.core.sites import Site
 
 
@@ -36,3 +39,24 @@ def site_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ca
 def site(site_factory: Callable[..., Site]) -> Site:
     """One throwaway site on sys.path."""
     return site_factory()
+
+
+class MemoryKind:
+    """Registers a `memory` source kind whose options name the items."""
+
+    @hookimpl
+    def register_source_kinds(self, register: Callable[[str, Callable[..., Any]], None]) -> None:
+        register("memory", lambda **items: MemorySource(dict(items)))
+
+
+@pytest.fixture
+def with_memory_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the CLI's host know the `memory` kind."""
+    original = PluginHost.from_environment.__func__  # type: ignore[attr-defined]
+
+    def patched(cls: type[PluginHost], *args: Any, **kwargs: Any) -> PluginHost:
+        host: PluginHost = original(cls, *args, **kwargs)
+        host.register(MemoryKind(), name="memory-kind")
+        return host
+
+    monkeypatch.setattr(PluginHost, "from_environment", classmethod(patched))

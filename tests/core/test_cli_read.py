@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from taskctx import hookimpl
 from taskctx.cli import main
 from taskctx.model import ContextPackage
-from taskctx.plugins import PluginHost
-from taskctx.testing import MemorySource
-
-
-class MemoryKind:
-    """Registers a `memory` source kind whose options name the items."""
-
-    @hookimpl
-    def register_source_kinds(self, register: Callable[[str, Callable[..., Any]], None]) -> None:
-        register("memory", lambda **items: MemorySource(dict(items)))
-
-
-@pytest.fixture
-def with_memory_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the CLI's host know the `memory` kind."""
-    original = PluginHost.from_environment.__func__  # type: ignore[attr-defined]
-
-    def patched(cls: type[PluginHost], *args: Any, **kwargs: Any) -> PluginHost:
-        host: PluginHost = original(cls, *args, **kwargs)
-        host.register(MemoryKind(), name="memory-kind")
-        return host
-
-    monkeypatch.setattr(PluginHost, "from_environment", classmethod(patched))
 
 
 def test_read_direct_entries_renders_aliases() -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
@@ -16,7 +13,6 @@ from taskctx import (
     TaskContext,
     UnknownBindingError,
     UnknownSourceKindError,
-    hookimpl,
 )
 from taskctx.cli import main
 from taskctx.errors import TaskCtxError
@@ -163,27 +159,6 @@ def test_read_next_checks_filters_against_the_context(host: PluginHost) -> None:
     other.attach(NotesSource({"n.txt": "note"}), binding_id="notes")
     with pytest.raises(UnknownBindingError, match="attached: 'notes'"):
         other.reader(consumer="a", budget=ContextBudget(max_blocks=2)).read_next(first.cursor)
-
-
-class MemoryKind:
-    """Registers a `memory` source kind whose options name the items."""
-
-    @hookimpl
-    def register_source_kinds(self, register: Callable[[str, Callable[..., Any]], None]) -> None:
-        register("memory", lambda **items: MemorySource(dict(items)))
-
-
-@pytest.fixture
-def with_memory_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the CLI's host know the `memory` kind."""
-    original = PluginHost.from_environment.__func__  # type: ignore[attr-defined]
-
-    def patched(cls: type[PluginHost], *args: Any, **kwargs: Any) -> PluginHost:
-        made: PluginHost = original(cls, *args, **kwargs)
-        made.register(MemoryKind(), name="memory-kind")
-        return made
-
-    monkeypatch.setattr(PluginHost, "from_environment", classmethod(patched))
 
 
 @pytest.mark.usefixtures("with_memory_kind")

@@ -10,8 +10,6 @@ and none delivers a NUL as text.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.protocols import ContextSource
+from tests.plugins.repo.conftest import git
 
 FILES = {
     "nul-600.txt": b"a" * 600 + b"\x00" + b"tail\n",
@@ -102,15 +101,6 @@ def test_the_workspace_agrees_with_itself(tmp_path: Path, path: str) -> None:
     no_nul_delivered(package, path)
     assert [block.ref.path for block in package.blocks] == ["control.txt"]
     assert workspace.read_file("control.txt").text == CONTROL.decode()
-
-
-def git(cwd: Path, *args: str) -> None:
-    """Run git quietly with a fixed identity and no user configuration."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    env |= {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.org"}
-    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.org"}
-    subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env=env, check=True)
 
 
 def test_the_pinned_repository_agrees(tmp_path: Path) -> None:

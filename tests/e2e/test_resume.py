@@ -10,8 +10,6 @@ that cannot be rebuilt fails the restore naming its binding id and kind.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from taskctx import (
     TaskContext,
 )
 from taskctx.testing import MemorySource
+from tests.plugins.repo.conftest import git
 
 FIRST_PARTY = [
     "taskctx-workspace",
@@ -55,15 +54,6 @@ INTENT = ContextReadIntent(query="upload timeout retry")
 def fresh_host() -> PluginHost:
     """A new host loading only the first-party plugins, as a new process would."""
     return PluginHost(allow=FIRST_PARTY)
-
-
-def git(cwd: Path, *args: str) -> None:
-    """Run git quietly with a fixed identity and no user configuration."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    env |= {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.org"}
-    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.org"}
-    subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env=env, check=True)
 
 
 @dataclass

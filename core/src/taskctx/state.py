@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from taskctx._registration import accepts_keyword
 from taskctx.consumption import ContextConsumption
 from taskctx.errors import NotInstalledError, RestoreError, TaskCtxError, UnknownSourceKindError
 from taskctx.jsonsafe import check_json_depth
@@ -211,15 +210,9 @@ def rebuild_source(
             kind=binding.kind,
         )
     options = dict(binding.options)
-    factory = host.source_kinds().get(binding.kind)
-    if (
-        factory is not None
-        and "configuration" not in options
-        and accepts_keyword(factory, "configuration")
-    ):
-        options["configuration"] = configuration  # the restored context's rules hold
+    options.pop("configuration", None)  # the restored context's rules hold, not a copy's
     try:
-        source = host.source(binding.kind, **options)
+        source = host.source(binding.kind, configuration=configuration, **options)
     except UnknownSourceKindError as exc:
         raise RestoreError(
             f"{where} cannot be rebuilt: {exc}", binding_id=binding.binding_id, kind=binding.kind
