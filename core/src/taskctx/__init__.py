@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
+from taskctx.digests import sha256_digest, sha256_hex
 from taskctx.errors import (
     ConsumptionConflictError,
     CursorError,
@@ -100,4 +101,6 @@ __all__ = [
     "UnknownSourceKindError",
     "__version__",
     "hookimpl",
+    "sha256_digest",
+    "sha256_hex",
 ]

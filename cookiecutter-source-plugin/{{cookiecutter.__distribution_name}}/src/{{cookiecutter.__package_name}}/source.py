@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskctx import ContextRef, DescriptorPage, EnumerationRequest, ExactRead, SourceDescriptor
+from taskctx import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    SourceDescriptor,
+    sha256_digest,
+)
 from taskctx.errors import NotFoundError, SourceUnavailableError, UnsupportedScopeError
 from taskctx.model import Problem, Representation
 from taskctx.policy import RunConfiguration
@@ -186,7 +193,7 @@ class {{ cookiecutter.__class_name }}:
         # ``stamp`` was taken before this read: if the file changes while we read it,
         # its next stamp differs and these facts are recomputed, never trusted stale
         data = (self.root / path).read_bytes()
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         try:
             value = json.loads(data)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
@@ -231,7 +238,7 @@ class {{ cookiecutter.__class_name }}:
             data = file.read_bytes()
         except FileNotFoundError as exc:  # removed since it was located
             raise NotFoundError(f"{self.kind} has no item {path!r}") from exc
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         try:
             value = json.loads(data)
         except ValueError:
