@@ -101,7 +101,7 @@ class RecordStore:
         with translate_errors(self.path):
             self.store_id: str = self._conn.execute(
                 "SELECT store_id FROM store_state WHERE id = 1"
-            ).fetchone()[0]
+            ).fetchone()["store_id"]
         self._signer: CursorSigner | None = None
 
     # -- plumbing -------------------------------------------------------------------------
@@ -177,7 +177,8 @@ class RecordStore:
     def revision(self) -> int:
         """The current store revision (0 for an empty store): one counter for every write."""
         with self._read() as conn:
-            return int(conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0])
+            state = conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()
+            return int(state["revision"])
 
     # -- records --------------------------------------------------------------------------
 
@@ -217,17 +218,17 @@ class RecordStore:
         with self._write() as conn:
             return write_versions(conn, [item], utc_now())[0]
 
-    def _row(self, record_id: str, revision: int) -> tuple[Any, ...]:
+    def _row(self, record_id: str, revision: int) -> sqlite3.Row:
         with self._read() as conn:
-            row = conn.execute(
+            row: sqlite3.Row | None = conn.execute(
                 f"SELECT {RECORD_COLUMNS}, r.deleted FROM records r WHERE r.id = ? "
                 "AND r.revision <= ? ORDER BY r.version DESC LIMIT 1",
                 (record_id, revision),
             ).fetchone()
-        if row is None or row[-1]:
+        if row is None or row["deleted"]:
             state = "deleted" if row is not None else "absent"
             raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
-        return tuple(row)
+        return row
 
     def get(self, record_id: RecordId, *, at_revision: int | None = None) -> Record:
         """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted.
@@ -253,21 +254,21 @@ class RecordStore:
         revision = self._pin(at_revision)
         with self._read() as conn:
             row = conn.execute(
-                "SELECT content_type, CAST(content AS BLOB), sha256, size, version, revision, "
-                "deleted FROM records WHERE id = ? AND revision <= ? "
+                "SELECT content_type, CAST(content AS BLOB) AS raw, sha256, size, version, "
+                "revision, deleted FROM records WHERE id = ? AND revision <= ? "
                 "ORDER BY version DESC LIMIT 1",
                 (record_id, revision),
             ).fetchone()
-        if row is None or row[6]:
+        if row is None or row["deleted"]:
             raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
-        content_type, raw = row[0], bytes(row[1] or b"")
+        content_type, raw = row["content_type"], bytes(row["raw"] or b"")
         common: dict[str, Any] = {
             "record_id": record_id,
             "offset": offset,
-            "sha256": row[2],
-            "size": row[3],
-            "version": row[4],
-            "revision": row[5],
+            "sha256": row["sha256"],
+            "size": row["size"],
+            "version": row["version"],
+            "revision": row["revision"],
         }
         # sliced in Python: SQLite's substr() and length() stop at a NUL in text
         end = None if limit is None else offset + limit
@@ -397,7 +398,7 @@ class RecordStore:
                 "SELECT DISTINCT id FROM records WHERE revision > ? AND revision <= ? ORDER BY id",
                 (since, until),
             ).fetchall()
-        return [str(row[0]) for row in rows]
+        return [str(row["id"]) for row in rows]
 
     def iter_visible(
         self,
