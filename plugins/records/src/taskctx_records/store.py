@@ -40,6 +40,7 @@ from taskctx_records.query import (
     scope_pairs,
     scope_revision,
 )
+from taskctx_records.request import QueryRequest, takes_query_request
 from taskctx_records.schema import open_database, translate_errors
 from taskctx_records.values import (
     BoundedRead,
@@ -281,44 +282,25 @@ class RecordStore:
 
     # -- queries --------------------------------------------------------------------------
 
-    def query(
-        self,
-        collection: str | None = None,
-        kind: str | None = None,
-        scope: Mapping[str, Any] | None = None,
-        filters: Mapping[str, Any] | None = None,
-        order: Literal["asc", "desc"] = "asc",
-        page_size: int = 50,
-        cursor_ttl: float = 3600,
-        *,
-        max_records: int | None = None,
-        max_bytes: int | None = None,
-        cursor: str | None = None,
-    ) -> QueryPage:
+    @takes_query_request
+    def query(self, request: QueryRequest) -> QueryPage:
         """First page of the records matching, pinned to the current revision.
 
-        ``max_records``/``max_bytes`` bound what one page returns (a page always holds at
-        least one record when any remain). Given a ``cursor``, it must be one this very
-        query issued (else CursorError) and the page continues it. ``cursor_ttl`` is
-        seconds in ``(0, MAX_CURSOR_TTL]`` (``taskctx.cursor.check_ttl``).
+        The arguments are those of :func:`taskctx_records.request.query_request`
+        (``collection, kind, scope, filters, order, page_size, cursor_ttl`` and keyword-only
+        ``max_records``, ``max_bytes``, ``cursor``). Given a ``cursor``, it must be one this
+        very query issued (else CursorError) and the page continues it.
         """
-        cursor_ttl = check_ttl(cursor_ttl)
-        spec = QuerySpec.build(
-            collection=collection,
-            kind=kind,
-            scope=scope,
-            filters=filters,
-            order=order,
-            page_size=page_size,
-            max_records=max_records,
-            max_bytes=max_bytes,
-        )
-        if cursor is not None:
-            body = self._verify(cursor, "query")
-            if body.get("qh") != spec.digest():
-                raise CursorError("cursor was issued for another query")
-            return self.query_continue(cursor)
-        return self.query_at(spec, self.revision, cursor_ttl=cursor_ttl)
+        if request.cursor is not None:
+            self.check_cursor_query(request.cursor, request.spec)
+            return self.query_continue(request.cursor)
+        return self.query_at(request.spec, self.revision, cursor_ttl=request.cursor_ttl)
+
+    def check_cursor_query(self, cursor: str, spec: QuerySpec) -> None:
+        """CursorError unless ``cursor`` is a valid query cursor issued for ``spec``."""
+        body = self._verify(cursor, "query")
+        if body.get("qh") != spec.digest():
+            raise CursorError("cursor was issued for another query")
 
     def query_at(
         self, spec: QuerySpec, revision: int, *, cursor_ttl: float = 3600, operation: str = "query"
