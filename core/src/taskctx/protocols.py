@@ -6,9 +6,9 @@ partitions are local and synchronous; selectors may call a model and are async.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import Field
 
@@ -40,6 +40,7 @@ __all__ = [
     "SelectionCandidate",
     "SelectionRequest",
     "Selector",
+    "SourceFactory",
     "SupportsChanges",
     "SupportsRebuild",
 ]
@@ -85,6 +86,11 @@ class ContextSource(Protocol):
         """Bounded canonical content of ``ref`` with the digest of the whole content and
         the ``content_version`` of the bytes it came from (``ref.version`` is the pin)."""
         ...
+
+
+SourceFactory: TypeAlias = Callable[..., ContextSource]
+"""What ``register_source_kinds`` registers under a kind: ``factory(**options)`` returns
+a new ContextSource (a class satisfying the protocol is one)."""
 
 
 @runtime_checkable

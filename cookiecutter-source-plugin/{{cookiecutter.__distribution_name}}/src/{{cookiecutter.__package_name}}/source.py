@@ -22,10 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskctx import ContextRef, DescriptorPage, EnumerationRequest, ExactRead, SourceDescriptor
-from taskctx.errors import NotFoundError, SourceUnavailableError, UnsupportedScopeError
-from taskctx.model import Problem, Representation
-from taskctx.policy import RunConfiguration
+from taskctx import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    NotFoundError,
+    Problem,
+    Representation,
+    RunConfiguration,
+    SourceDescriptor,
+    SourceUnavailableError,
+    UnsupportedScopeError,
+)
 
 __all__ = ["{{ cookiecutter.__class_name }}"]
 
