@@ -38,7 +38,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.policy import RunConfiguration, govern
-from taskctx.protocols import ContextSource, IndexProvider, PartitionKey
+from taskctx.protocols import ContextSource, IndexProvider, PartitionKey, missing_members
 from taskctx.sections import markdown_sections
 from taskctx.statefiles import StateDir
 
@@ -251,14 +251,9 @@ class TaskContext(ContextAudit):
         refuses, or that cannot say it keeps to restricted hosts, raises PolicyError
         naming the binding, and nothing is attached.
         """
-        for attribute in (
-            "kind",
-            "async_revision",
-            "async_enumerate_descriptors",
-            "async_read_exact",
-        ):
-            if not hasattr(source, attribute):
-                raise TaskCtxError(f"{source!r} is not a ContextSource: no {attribute}")
+        missing = missing_members(source, ContextSource)
+        if missing:
+            raise TaskCtxError(f"{source!r} is not a ContextSource: no {', '.join(missing)}")
         binding_id = binding_id or source.kind
         if not BINDING_ID_PATTERN.fullmatch(binding_id):
             raise PolicyError(
