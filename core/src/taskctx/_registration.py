@@ -34,7 +34,6 @@ __all__ = [
     "accepts_keyword",
     "check_options",
     "describe",
-    "media",
     "validate",
 ]
 
@@ -65,10 +64,6 @@ _LABELS = {"index_providers": "index provider"}
 
 def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
-
-
-def media(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
 
 
 def _check_strings(obj: object, attr: str) -> None:
