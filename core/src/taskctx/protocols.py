@@ -6,6 +6,7 @@ partitions are local and synchronous; selectors may call a model and are async.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import typing
@@ -357,6 +358,7 @@ def _protocol_bases(protocol: type) -> list[type]:
     ]
 
 
+@functools.cache
 def protocol_shape(protocol: type) -> tuple[Member, ...]:
     """The public members ``protocol`` declares (its protocol bases' first), in order.
 
