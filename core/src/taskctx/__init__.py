@@ -66,6 +66,7 @@ from taskctx.protocols import (
     IndexProvider,
     ParsedDocument,
     PartitionKey,
+    ProtocolMember,
     ScopedRead,
     SearchHit,
     SearchResult,
@@ -75,6 +76,9 @@ from taskctx.protocols import (
     SourceFactory,
     SupportsChanges,
     SupportsRebuild,
+    missing_members,
+    protocol_members,
+    protocol_shape,
 )
 from taskctx.reader import ContextReader
 from taskctx.state import ContextState
@@ -126,6 +130,7 @@ __all__ = [
     "PluginLoadWarning",
     "PolicyError",
     "Problem",
+    "ProtocolMember",
     "ReaderState",
     "Representation",
     "RequiredOverflowError",
@@ -153,4 +158,7 @@ __all__ = [
     "UnverifiedReadError",
     "__version__",
     "hookimpl",
+    "missing_members",
+    "protocol_members",
+    "protocol_shape",
 ]

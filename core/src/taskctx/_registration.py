@@ -18,7 +18,7 @@ from taskctx.errors import TaskCtxError
 from taskctx.protocols import (
     FileIOHandler,
     IndexProvider,
-    Member,
+    ProtocolMember,
     ScopedRead,
     Selector,
     missing_members,
@@ -97,7 +97,7 @@ def validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
     return name, value
 
 
-def _check_member(value: object, name: str, member: Member, label: str | None) -> None:
+def _check_member(value: object, name: str, member: ProtocolMember, label: str | None) -> None:
     """Check one member of a registered value against the type its protocol declares."""
     attr = member.name
     if member.kind == "method":

@@ -36,9 +36,9 @@ __all__ = [
     "IndexDocument",
     "IndexPartition",
     "IndexProvider",
-    "Member",
     "ParsedDocument",
     "PartitionKey",
+    "ProtocolMember",
     "ScopedRead",
     "SearchHit",
     "SearchResult",
@@ -345,7 +345,7 @@ def scope_kind(scope: str) -> str:
     return scope.split(":", 1)[0]
 
 
-class Member(NamedTuple):
+class ProtocolMember(NamedTuple):
     """One member a protocol declares: its name, what it is and (for a property or an
     annotated attribute) the type it gives."""
 
@@ -365,14 +365,14 @@ def _protocol_bases(protocol: type) -> list[type]:
 
 
 @functools.cache
-def protocol_shape(protocol: type) -> tuple[Member, ...]:
+def protocol_shape(protocol: type) -> tuple[ProtocolMember, ...]:
     """The public members ``protocol`` declares (its protocol bases' first), in order.
 
     A check derived from this (host registration, ``TaskContext.attach``) follows the
     protocol: a member added to it is checked everywhere. Annotations are resolved in
     the protocol's module, so a property's ``returns`` is a real type.
     """
-    members: dict[str, Member] = {}
+    members: dict[str, ProtocolMember] = {}
     for base in _protocol_bases(protocol):
         module = vars(sys.modules[base.__module__])
         hints = typing.get_type_hints(base, globalns=module)
@@ -383,11 +383,11 @@ def protocol_shape(protocol: type) -> tuple[Member, ...]:
             value = vars(base).get(name)
             if isinstance(value, property) and value.fget is not None:
                 returns = typing.get_type_hints(value.fget, globalns=module).get("return")
-                members[name] = Member(name, "property", returns)
+                members[name] = ProtocolMember(name, "property", returns)
             elif callable(value):
-                members[name] = Member(name, "method")
+                members[name] = ProtocolMember(name, "method")
             else:
-                members[name] = Member(name, "attribute", hints.get(name))
+                members[name] = ProtocolMember(name, "attribute", hints.get(name))
     return tuple(members.values())
 
 
