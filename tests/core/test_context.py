@@ -103,3 +103,33 @@ def test_restore_reader_for_another_task_is_refused(ctx: TaskContext) -> None:
     reader.read("x")
     with pytest.raises(TaskCtxError, match="other"):
         ctx.restore_reader(reader.export_state())
+
+
+@pytest.mark.parametrize(
+    "attribute", ["entries", "bindings", "index", "index_provider", "index_profile"]
+)
+def test_structure_cannot_be_assigned_from_outside(ctx: TaskContext, attribute: str) -> None:
+    """Assigning to the structure (which would bypass the revision reset) raises
+    AttributeError; put, attach, remove and configure_index are the only writers."""
+    before = ctx.revision
+    with pytest.raises(AttributeError, match=attribute):
+        setattr(ctx, attribute, getattr(ctx, attribute))
+    assert ctx.revision == before
+
+
+def test_entries_and_bindings_are_live_read_only_views(ctx: TaskContext) -> None:
+    """entries and bindings follow put/attach/remove but refuse item assignment and deletion."""
+    entries, bindings = ctx.entries, ctx.bindings
+    ctx.put(role="r", content="x", entry_id="e")
+    ctx.attach(MemorySource(), binding_id="m")
+    assert list(entries) == ["e"]
+    assert list(bindings) == ["m"]
+    for view, key in ((entries, "e"), (bindings, "m")):
+        with pytest.raises(TypeError):
+            view[key] = view[key]  # type: ignore[index]
+        with pytest.raises(TypeError):
+            del view[key]  # type: ignore[attr-defined]
+    before = ctx.revision
+    ctx.remove("m")
+    assert list(bindings) == []
+    assert ctx.revision != before

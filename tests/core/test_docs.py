@@ -43,8 +43,12 @@ def hookspec_functions() -> dict[str, Callable[..., Any]]:
 
 
 def signature_of(function: Callable[..., Any]) -> str:
-    """``name(param, ...)``: the heading a hook's section must contain."""
-    params = ", ".join(inspect.signature(function).parameters)
+    """``name(param: annotation, ...)``: the heading a hook's section must contain, each
+    parameter with its annotation exactly as the hookspec writes it."""
+    params = ", ".join(
+        f"{name}: {parameter.annotation}" if parameter.annotation is not parameter.empty else name
+        for name, parameter in inspect.signature(function).parameters.items()
+    )
     return f"{function.__name__}({params})"
 
 

@@ -331,6 +331,18 @@ def test_first_party_handler_claims_win_and_the_rest_of_the_plugin_loads(
     assert tickets.name == "tickets"
 
 
+def test_a_media_type_alias_is_the_same_claim(site: Site) -> None:
+    """A third-party handler claiming the alias application/x-pdf competes for
+    application/pdf like one claiming it outright (aliases resolve in claims and lookup)."""
+    install(site, "aaa-xpdf", handlers=[("xpdf", ["xpdf"], ["application/x-pdf"])])
+    host, _ = quiet_host(allow=["taskctx-documents", "aaa-xpdf"])
+    assert record(host, "aaa-xpdf").refused == {"file_io_handlers": ("xpdf",)}
+    for media_type in ("application/x-pdf", "application/pdf"):
+        found = host.file_io_handler_for(media_type=media_type)
+        assert found is not None
+        assert found.name == "pdf"
+
+
 @pytest.mark.parametrize("first", ["aaa-h", "zzz-h"])
 def test_a_claim_two_third_parties_make_goes_to_neither_unless_chosen(
     site: Site, first: str

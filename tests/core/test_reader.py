@@ -25,6 +25,7 @@ from taskctx import (
     hookimpl,
 )
 from taskctx.errors import SyncInAsyncError, UnknownAliasError
+from taskctx.media import handler_missing_message
 from taskctx.model import (
     Completeness,
     CoverageOutcome,
@@ -414,7 +415,8 @@ def test_documents_without_handler_are_unsupported_media(host: PluginHost) -> No
     source = MemorySource({"report.pdf": b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"})
     package = make_context(host, s=source).reader(consumer="a").read("x")
     assert package.omissions[0].reason is OmissionReason.UNSUPPORTED_MEDIA
-    assert any(d.code == "handler_missing" for d in package.diagnostics)
+    message = handler_missing_message("report.pdf", "application/pdf")
+    assert [(d.code, d.message) for d in package.diagnostics] == [("handler_missing", message)]
 
 
 def test_images_attach_only_for_consumers_that_declare_it(host: PluginHost) -> None:

@@ -15,6 +15,8 @@ from cookiecutter.exceptions import FailedHookException
 from cookiecutter.main import cookiecutter
 
 from taskctx.testing import SourceContract
+from tests.core.test_author_surface import surface_problems
+from tests.core.test_docs import code_blocks, sections
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "cookiecutter-source-plugin"
@@ -109,6 +111,40 @@ def test_names_are_derived_from_the_plugin_name(render: Render) -> None:
         path for path in files_of(project) if "{{" in (project / path).read_text(encoding="utf-8")
     ]
     assert leftovers == [".github/workflows/ci.yml"]
+
+
+def test_generated_package_imports_only_the_taskctx_surface(render: Render) -> None:
+    """The generated plugin's package imports from ``taskctx`` itself only (no kernel
+    submodule, nothing from ``taskctx.testing``); its tests may use the kits."""
+    project = render(plugin_name="json folder")
+    problems = {
+        path.name: surface_problems(path.read_text(encoding="utf-8"), frozenset())
+        for path in sorted((project / "src").rglob("*.py"))
+    }
+    assert len(problems) == 3
+    assert all(not found for found in problems.values()), problems
+
+
+def _toml_of_section(page: Path, heading: str) -> str:
+    """The one ``toml`` block of the ``##`` section ``heading`` of ``page``."""
+    body = sections(page.read_text(encoding="utf-8"))[heading]
+    (block,) = [b.source for b in code_blocks(body) if b.info == "toml"]
+    return block
+
+
+def test_docs_packaging_example_agrees_with_the_template(render: Render) -> None:
+    """docs/writing-plugins.md packages ``json folder`` with the distribution name and the
+    entry point (``json-folder``, the normalised distribution name without its prefix)
+    the template generates for it."""
+    pyproject = (render(plugin_name="json folder") / "pyproject.toml").read_text(encoding="utf-8")
+    documented = _toml_of_section(
+        ROOT / "docs" / "writing-plugins.md", "Packaging: the entry point"
+    )
+    entry_point = 'json-folder = "taskctx_json_folder.plugin"'
+    assert f"\n[project.entry-points.taskctx]\n{entry_point}\n" in pyproject
+    assert f"[project.entry-points.taskctx]\n{entry_point}\n" in documented
+    assert 'name = "taskctx-json-folder"' in pyproject
+    assert 'name = "taskctx-json-folder"' in documented
 
 
 @pytest.mark.parametrize(

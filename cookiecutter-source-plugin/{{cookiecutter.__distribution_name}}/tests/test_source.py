@@ -21,11 +21,11 @@ from taskctx import (
     ContextRef,
     DescriptorPage,
     EnumerationRequest,
+    NotFoundError,
     PluginHost,
+    Representation,
     TaskContext,
 )
-from taskctx.errors import NotFoundError
-from taskctx.model import Representation
 from taskctx.testing import SourceContract, sha256_of
 
 from {{ cookiecutter.__package_name }}.source import (

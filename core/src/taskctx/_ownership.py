@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from taskctx.media import normalize_media_type
+
 if TYPE_CHECKING:
     from taskctx._registration import Entry, Staged
 
@@ -104,10 +106,6 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _media(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
-
-
 def claims(kind: str, value: Any) -> tuple[str, ...]:
     """The claim keys a registration of ``kind`` makes (already validated), sorted.
 
@@ -116,11 +114,11 @@ def claims(kind: str, value: Any) -> tuple[str, ...]:
     ``<scope kind>:text/*`` when they list no media type (they serve text then).
     """
     if kind == "file_io_handlers":
-        media = {_media(m) for m in value.media_types}
+        media = {normalize_media_type(m) for m in value.media_types}
         suffixes = {"." + s.lower().lstrip(".") for s in value.suffixes}
         return tuple(sorted(media | suffixes))
     if kind == "scoped_readers":
-        served = sorted({_media(m) for m in value.media_types}) or ["text/*"]
+        served = sorted({normalize_media_type(m) for m in value.media_types}) or ["text/*"]
         return tuple(sorted(f"{scope}:{m}" for scope in value.scope_kinds for m in served))
     return ()
 

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, Protocol, get_args, get_origin
 
 import attrs
 
 from taskctx._ownership import FIRST_PARTY_DISTRIBUTIONS, Claimant, Tier, normalize_name
 from taskctx.errors import TaskCtxError
+from taskctx.protocols import (
+    FileIOHandler,
+    IndexProvider,
+    ProtocolMember,
+    ScopedRead,
+    Selector,
+    missing_members,
+    protocol_shape,
+)
 
 __all__ = [
     "Entry",
@@ -25,26 +34,36 @@ __all__ = [
     "accepts_keyword",
     "check_options",
     "describe",
-    "media",
     "validate",
 ]
 
-_REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (strings, callables)
-    "scoped_readers": (("scope_kinds", "media_types"), ("async_read_scoped",)),
-    "file_io_handlers": (("suffixes", "media_types"), ("parse",)),
-    "index_providers": ((), ("open_partition",)),
-    "selectors": ((), ("async_select",)),
-    "commands": ((), ("invoke", "main")),
+
+class _Command(Protocol):
+    """What ``register_commands`` needs of a command (a ``click.Command`` has it)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command in a click context."""
+        ...
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command as a program."""
+        ...
+
+
+_PROTOCOLS: dict[str, type] = {
+    "scoped_readers": ScopedRead,
+    "file_io_handlers": FileIOHandler,
+    "index_providers": IndexProvider,
+    "selectors": Selector,
+    "commands": _Command,
 }
-_INDEX_KINDS = ("structural", "lexical", "vector", "hybrid")
+"""The protocol each registry's values keep; every check of a registration is derived
+from its members (``taskctx.protocols.protocol_shape``)."""
+_LABELS = {"index_providers": "index provider"}
 
 
 def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
-
-
-def media(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
 
 
 def _check_strings(obj: object, attr: str) -> None:
@@ -68,21 +87,31 @@ def validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
         if not callable(value):
             raise TypeError(f"factory for {name!r} is not callable")
         return name, value
-    strings, methods = _REQUIRED[kind]
-    missing = [a for a in (*strings, *methods) if not hasattr(value, a)]
+    protocol = _PROTOCOLS[kind]
+    missing = missing_members(value, protocol)
     if missing:
         raise TypeError(f"{type(value).__name__} {name!r} lacks {', '.join(missing)}")
-    for attr in strings:
-        _check_strings(value, attr)
-    for attr in methods:
+    for member in protocol_shape(protocol):
+        if member.name != "name":  # checked above: a non-empty str
+            _check_member(value, name, member, _LABELS.get(kind))
+    return name, value
+
+
+def _check_member(value: object, name: str, member: ProtocolMember, label: str | None) -> None:
+    """Check one member of a registered value against the type its protocol declares."""
+    attr = member.name
+    if member.kind == "method":
         if not callable(getattr(value, attr)):
             raise TypeError(f"{attr} of {name!r} is not callable")
-    if kind == "index_providers":
-        if getattr(value, "kind", None) not in _INDEX_KINDS:
-            raise ValueError(f"index provider kind must be one of {', '.join(_INDEX_KINDS)}")
-        if not isinstance(getattr(value, "needs_text", None), bool):
-            raise TypeError("index provider needs_text must be a bool")
-    return name, value
+        return
+    returns, where = member.returns, f"{label} {attr}" if label else f"{attr} of {name!r}"
+    if returns == tuple[str, ...]:
+        _check_strings(value, attr)
+    elif returns is bool:
+        if not isinstance(getattr(value, attr), bool):
+            raise TypeError(f"{where} must be a bool")
+    elif get_origin(returns) is Literal and getattr(value, attr) not in get_args(returns):
+        raise ValueError(f"{where} must be one of {', '.join(map(str, get_args(returns)))}")
 
 
 @attrs.frozen

@@ -24,7 +24,13 @@ from taskctx.errors import (
 )
 from taskctx.images import validate_image
 from taskctx.markup import label
-from taskctx.media import OCTET_STREAM, MediaClass, classify, normalize_media_type
+from taskctx.media import (
+    OCTET_STREAM,
+    MediaClass,
+    classify,
+    handler_missing_message,
+    normalize_media_type,
+)
 from taskctx.model import (
     Attachment,
     BudgetExcess,
@@ -289,8 +295,7 @@ class PageAssembler:
             )
             self._diagnose(
                 "handler_missing",
-                f"{candidate.ref.path}: no installed FileIOHandler parses this format "
-                "(install taskctx-documents)",
+                handler_missing_message(candidate.ref.path, decision.media_type),
                 candidate,
                 Severity.WARNING if candidate.required else Severity.INFO,
             )

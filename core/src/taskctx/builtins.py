@@ -7,14 +7,13 @@ built-ins are); ``taskctx plugins --all`` lists it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
 from taskctx.hookspecs import hookimpl
 from taskctx.index import StructuralProvider
 from taskctx.model import ContextRef, ExactRead
-from taskctx.protocols import ContextSource
+from taskctx.protocols import ContextSource, IndexProvider, ScopedRead
 from taskctx.sections import parse_line_scope, slice_lines
 
 __all__ = ["LineRangeReader"]
@@ -48,12 +47,12 @@ class LineRangeReader:
 
 
 @hookimpl
-def register_index_providers(register: Callable[[Any], None]) -> None:
+def register_index_providers(register: Callable[[IndexProvider], None]) -> None:
     """The structural provider: candidates in path order, no ranking."""
     register(StructuralProvider())
 
 
 @hookimpl
-def register_scoped_readers(register: Callable[[Any], None]) -> None:
+def register_scoped_readers(register: Callable[[ScopedRead], None]) -> None:
     """The ``lines:A-B`` reader for text items."""
     register(LineRangeReader())

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -39,7 +40,7 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.policy import RunConfiguration, govern
-from taskctx.protocols import ContextSource, IndexProvider, PartitionKey
+from taskctx.protocols import ContextSource, IndexProvider, PartitionKey, missing_members
 from taskctx.sections import markdown_sections
 from taskctx.statefiles import StateDir
 
@@ -136,11 +137,13 @@ class TaskContext(ContextAudit):
         validator=attrs.validators.instance_of(RunConfiguration),
         on_setattr=attrs.setters.frozen,  # attached sources were governed by this one
     )
-    entries: dict[str, DirectEntry] = attrs.field(factory=dict, init=False)
-    bindings: dict[str, SourceBinding] = attrs.field(factory=dict, init=False)
-    index: ContextIndex = attrs.field(init=False)
-    index_provider: IndexProvider = attrs.field(init=False)
-    index_profile: str = attrs.field(default="default", init=False)
+    # the structure: read-only from outside (the properties below), changed only by put,
+    # attach, remove and configure_index, which reset the revision
+    _entries: dict[str, DirectEntry] = attrs.field(factory=dict, init=False)
+    _bindings: dict[str, SourceBinding] = attrs.field(factory=dict, init=False)
+    _index: ContextIndex = attrs.field(init=False)
+    _index_provider: IndexProvider = attrs.field(init=False)
+    _index_profile: str = attrs.field(default="default", init=False)
     _revision: str | None = attrs.field(default=None, init=False)
     _cursor_key: bytes | None = attrs.field(default=None, init=False)
     _next_entry: int = attrs.field(default=1, init=False)
@@ -159,9 +162,34 @@ class TaskContext(ContextAudit):
                 "consumption_log must be a ConsumptionLog (append, consumptions), not "
                 f"{type(self.consumption_log).__name__}"
             )
-        self.index = ContextIndex(self.state_dir / "index")
+        self._index = ContextIndex(self.state_dir / "index")
         lexical = self.host.default_lexical_provider()
-        self.index_provider = lexical if lexical is not None else StructuralProvider()
+        self._index_provider = lexical if lexical is not None else StructuralProvider()
+
+    @property
+    def entries(self) -> Mapping[str, DirectEntry]:
+        """The direct entries by entry id, read-only (``put`` and ``remove`` change them)."""
+        return MappingProxyType(self._entries)
+
+    @property
+    def bindings(self) -> Mapping[str, SourceBinding]:
+        """The attached sources by binding id, read-only (``attach`` and ``remove``)."""
+        return MappingProxyType(self._bindings)
+
+    @property
+    def index(self) -> ContextIndex:
+        """The context's index of partitions (not replaceable)."""
+        return self._index
+
+    @property
+    def index_provider(self) -> IndexProvider:
+        """The provider the index ranks with (``configure_index`` chooses it)."""
+        return self._index_provider
+
+    @property
+    def index_profile(self) -> str:
+        """The index profile (``configure_index`` chooses it)."""
+        return self._index_profile
 
     # -- structure ---------------------------------------------------------------
 
@@ -198,11 +226,11 @@ class TaskContext(ContextAudit):
                 sniff_image(content, media_type)  # a declared image type is what the bytes are
             text, data = None, bytes(content)
         entry_id = entry_id or f"entry-{self._next_entry}"
-        if entry_id in self.entries:
+        if entry_id in self._entries:
             raise TaskCtxError(f"direct entry {entry_id!r} already exists; remove it first")
         self._next_entry += 1
         digest = sha256_digest(text if text is not None else data or b"")
-        self.entries[entry_id] = DirectEntry(
+        self._entries[entry_id] = DirectEntry(
             entry_id=entry_id,
             role=role,
             required=required,
@@ -216,7 +244,7 @@ class TaskContext(ContextAudit):
             declared_media_type=media_type,
         )
         self._revision = None
-        return self.entries[entry_id].ref
+        return self._entries[entry_id].ref
 
     def source(self, kind: str, /, **options: Any) -> ContextSource:
         """A new source of ``kind`` made under this context's configuration.
@@ -242,24 +270,19 @@ class TaskContext(ContextAudit):
         refuses, or that cannot say it keeps to restricted hosts, raises PolicyError
         naming the binding, and nothing is attached.
         """
-        for attribute in (
-            "kind",
-            "async_revision",
-            "async_enumerate_descriptors",
-            "async_read_exact",
-        ):
-            if not hasattr(source, attribute):
-                raise TaskCtxError(f"{source!r} is not a ContextSource: no {attribute}")
+        missing = missing_members(source, ContextSource)
+        if missing:
+            raise TaskCtxError(f"{source!r} is not a ContextSource: no {', '.join(missing)}")
         binding_id = binding_id or source.kind
         if not BINDING_ID_PATTERN.fullmatch(binding_id):
             raise PolicyError(
                 f"invalid binding id {binding_id!r}: letters, digits, '_', '.', '-' only"
             )
-        if binding_id in self.bindings:
+        if binding_id in self._bindings:
             raise TaskCtxError(f"binding {binding_id!r} is already attached")
         source = govern(source, self.configuration, f"binding {binding_id!r}")
         identity = getattr(source, "identity", None)
-        self.bindings[binding_id] = SourceBinding(
+        self._bindings[binding_id] = SourceBinding(
             binding_id, source, role, identity if isinstance(identity, str) else None
         )
         self._revision = None
@@ -267,8 +290,8 @@ class TaskContext(ContextAudit):
 
     def remove(self, target: str | ContextRef) -> None:
         """Remove a binding (by id) or a direct entry (by ref or entry id)."""
-        if isinstance(target, str) and target in self.bindings:
-            del self.bindings[target]
+        if isinstance(target, str) and target in self._bindings:
+            del self._bindings[target]
         else:
             ref = target if isinstance(target, ContextRef) else None
             if ref is None and isinstance(target, str):
@@ -277,9 +300,9 @@ class TaskContext(ContextAudit):
                     if target.startswith("ctx://")
                     else ContextRef(binding=DIRECT_BINDING, path=target)
                 )
-            if ref is None or ref.binding != DIRECT_BINDING or ref.path not in self.entries:
+            if ref is None or ref.binding != DIRECT_BINDING or ref.path not in self._entries:
                 raise TaskCtxError(f"no binding or direct entry {str(target)!r} to remove")
-            del self.entries[ref.path]
+            del self._entries[ref.path]
         self._revision = None
 
     def configure_index(
@@ -289,12 +312,12 @@ class TaskContext(ContextAudit):
         as a ``FusedProvider``) and the profile. None: the default lexical provider."""
         if provider is None or provider == "structural":
             lexical = None if provider == "structural" else self.host.default_lexical_provider()
-            self.index_provider = lexical if lexical is not None else StructuralProvider()
+            self._index_provider = lexical if lexical is not None else StructuralProvider()
         elif isinstance(provider, str):
-            self.index_provider = self.host.index_provider(provider)
+            self._index_provider = self.host.index_provider(provider)
         else:
-            self.index_provider = provider
-        self.index_profile = profile
+            self._index_provider = provider
+        self._index_profile = profile
         self._revision = None
 
     @property
@@ -305,13 +328,13 @@ class TaskContext(ContextAudit):
                 "task": self.task_id,
                 "entries": [
                     [e.entry_id, e.role, e.required, e.media_type, e.digest]
-                    for e in self.entries.values()
+                    for e in self._entries.values()
                 ],
                 "bindings": [
                     [b.binding_id, b.kind, b.identity or f"object:{id(b.source)}", b.role]
-                    for b in self.bindings.values()
+                    for b in self._bindings.values()
                 ],
-                "index": [self.index_provider.name, self.index_profile],
+                "index": [self._index_provider.name, self._index_profile],
             }
             raw = json.dumps(structure, sort_keys=True).encode()
             self._revision = "ctx-" + hashlib.sha256(raw).hexdigest()[:20]
@@ -320,7 +343,7 @@ class TaskContext(ContextAudit):
     def source_catalog(self) -> tuple[SourceCatalogEntry, ...]:
         """One entry per binding: kind, identity, role and the source's own description."""
         entries = []
-        for binding in self.bindings.values():
+        for binding in self._bindings.values():
             describe = getattr(binding.source, "describe", None)
             description = describe() if callable(describe) else {}
             entries.append(
@@ -338,16 +361,16 @@ class TaskContext(ContextAudit):
 
     def partition_state(self, binding: SourceBinding) -> PartitionState:
         """The index partition of ``binding`` under the current provider and profile."""
-        provider = self.index_provider
+        provider = self._index_provider
         key = PartitionKey(
             binding_id=binding.binding_id,
             source_identity=binding.identity or f"object:{id(binding.source)}",
-            profile=self.index_profile,
+            profile=self._index_profile,
             provider=provider.name,
             provider_version=str(getattr(provider, "version", "1")),
         )
         home = getattr(binding.source, "index_directory", None)
-        return self.index.state(
+        return self._index.state(
             key,
             provider,
             persistent=binding.identity is not None,
@@ -378,7 +401,7 @@ class TaskContext(ContextAudit):
         ``progress(binding_id, done, total)`` is called as documents are prepared.
         """
         reports: dict[str, SyncReport] = {}
-        for binding in self.bindings.values():
+        for binding in self._bindings.values():
             state = self.partition_state(binding)
             revision = await binding.source.async_revision()
 
@@ -388,10 +411,10 @@ class TaskContext(ContextAudit):
 
             load_text = self.text_loader(binding)
             try:
-                await self.index.sync(state, binding.source, revision, load_text, tick)
+                await self._index.sync(state, binding.source, revision, load_text, tick)
             except RevisionMovedError as moved:  # re-sync once at the revision it moved to
                 try:
-                    await self.index.sync(state, binding.source, moved.seen, load_text, tick)
+                    await self._index.sync(state, binding.source, moved.seen, load_text, tick)
                 except RevisionMovedError as again:
                     raise StaleReaderError(
                         f"source {binding.binding_id!r} kept changing while it was indexed "

@@ -1,15 +1,29 @@
 """The hookspecs of taskctx: one function per hook, its docstring is the reference.
 
 Every hook receives a ``register`` callable (the llm convention) so a plugin can
-register several things and the host owns validation and the duplicate policy.
+register several things and the host owns validation and the duplicate policy. The
+parameter is typed with the protocol of what it takes (pytest's hookspec style), so a
+plugin author's type checker sees what to hand it.
+
+Every hook of a plugin is called exactly once, while that plugin loads: for an
+entry-point plugin when the ``PluginHost`` is constructed, for an in-process one by
+``host.register(plugin, name=...)``. ``register`` works only during that call. A hook's
+return value is ignored; a hook that raises, or registers an object that does not keep
+its protocol or a name already taken, fails its plugin as a whole (every registration
+of the plugin is rolled back).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pluggy
+
+from taskctx.protocols import FileIOHandler, IndexProvider, ScopedRead, Selector, SourceFactory
+
+if TYPE_CHECKING:
+    import click
 
 __all__ = [
     "PROJECT_NAME",
@@ -31,60 +45,97 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
-    """Register ContextSource kinds: ``register(kind, factory)``.
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
+    """Register ContextSource kinds: call ``register(kind, factory)`` once per kind.
 
-    ``factory(**options)`` returns a ContextSource; ``host.source(kind, **options)`` calls
-    it. Kind names are unique across plugins: a second registration of a name is refused
-    and reported against the plugin that tried it.
+    :param register: takes the kind name (letters, digits, ``_``, ``.``, ``-``; it is the
+        default binding id) and a ``SourceFactory``: ``factory(**options)`` returns a new
+        ``ContextSource`` that reports ``kind``.
+
+    Called once, while the plugin loads. The factory is called later, by
+    ``host.source(kind, **options)``, each time an application, a configuration file or
+    ``taskctx read --source`` asks for a source of this kind.
+
+    Returns nothing (the return value is ignored). Kind names are unique across plugins:
+    a second registration of a name is refused and reported against the plugin that
+    tried it.
     """
 
 
 @hookspec
-def register_scoped_readers(register: Callable[[Any], None]) -> None:
-    """Register ScopedRead objects: ``register(reader)``.
+def register_scoped_readers(register: Callable[[ScopedRead], None]) -> None:
+    """Register ScopedRead objects: call ``register(reader)`` once per reader.
 
-    A scoped reader locates a deterministic bounded range (``lines:10-40``, ``page:3``,
-    ``sheet:Data!A1:D20``, ``slide:4``, ``section:<heading>``) inside a ref that was
-    already selected and authorized. It is matched by scope prefix and media type; a
-    source's own ``async_read_scoped`` wins over a registered reader.
+    :param register: takes an object keeping ``taskctx.ScopedRead``.
+
+    Called once, while the plugin loads. The reader's ``async_read_scoped`` is called
+    only for a ref already selected and authorized, to locate a deterministic bounded
+    range (``lines:10-40``, ``page:3``, ``sheet:Data!A1:D20``, ``section:<heading>``)
+    inside it. It is matched by scope prefix and media type; a source's own
+    ``async_read_scoped`` wins over a registered reader.
+
+    Returns nothing (the return value is ignored). Reader names are unique.
     """
 
 
 @hookspec
-def register_file_io_handlers(register: Callable[[Any], None]) -> None:
-    """Register FileIOHandler objects: ``register(handler)``.
+def register_file_io_handlers(register: Callable[[FileIOHandler], None]) -> None:
+    """Register FileIOHandler objects: call ``register(handler)`` once per handler.
 
-    A handler parses the bytes of a document format (PDF, DOCX, XLSX, PPTX, ...) into
-    text with sections. Sources look handlers up by suffix and media type; a document
-    with no handler is delivered as a reference only, with a diagnostic.
+    :param register: takes an object keeping ``taskctx.FileIOHandler``.
+
+    Called once, while the plugin loads. The handler's ``parse`` is called by a source
+    that holds files, when it describes or reads a document the handler claims by
+    suffix or media type; it parses the bytes of a document format (PDF, DOCX, XLSX,
+    PPTX, ...) into text with sections. A document with no handler is delivered as a
+    reference only, with a diagnostic.
+
+    Returns nothing (the return value is ignored). Handler names are unique.
     """
 
 
 @hookspec
-def register_index_providers(register: Callable[[Any], None]) -> None:
-    """Register IndexProvider objects: ``register(provider)``.
+def register_index_providers(register: Callable[[IndexProvider], None]) -> None:
+    """Register IndexProvider objects: call ``register(provider)`` once per provider.
 
-    A provider opens partitions keyed by binding, source identity, profile and provider
-    version, applies upserts and deletes by content version, and ranks documents. The
-    first installed provider of kind ``lexical`` is a TaskContext's default.
+    :param register: takes an object keeping ``taskctx.IndexProvider``.
+
+    Called once, while the plugin loads. ``open_partition`` is called the first time a
+    TaskContext using the provider syncs a binding; partitions are keyed by binding,
+    source identity, profile and provider version, take upserts and deletes by content
+    version, and rank documents. The first installed provider of kind ``lexical`` is a
+    TaskContext's default.
+
+    Returns nothing (the return value is ignored). Provider names are unique.
     """
 
 
 @hookspec
-def register_selectors(register: Callable[[Any], None]) -> None:
-    """Register Selector objects: ``register(selector)``.
+def register_selectors(register: Callable[[Selector], None]) -> None:
+    """Register Selector objects: call ``register(selector)`` once per selector.
 
-    A selector chooses among optional candidates by host-issued keys, seeing previews
-    only. The host validates its answer: unknown or duplicate keys make the whole answer
-    untrusted (diagnostic ``selection_invalid``) and the read falls back to rank order.
+    :param register: takes an object keeping ``taskctx.Selector``.
+
+    Called once, while the plugin loads. ``async_select`` is called once per page of a
+    read, only by a reader made with ``selector="name"``; it chooses among optional
+    candidates by host-issued keys, seeing previews only. The host validates its answer:
+    unknown or duplicate keys make the whole answer untrusted (diagnostic
+    ``selection_invalid``) and the read falls back to rank order.
+
+    Returns nothing (the return value is ignored). Selector names are unique.
     """
 
 
 @hookspec
-def register_commands(register: Callable[[Any], None]) -> None:
-    """Register CLI commands: ``register(command)`` with a ``click.Command`` (or group).
+def register_commands(register: Callable[[click.Command], None]) -> None:
+    """Register CLI commands: call ``register(command)`` with a ``click.Command`` (or group).
 
-    Each becomes ``taskctx <command.name>``. Names are unique across plugins and may not
-    shadow a kernel command (``plugins``, ``read``, ``index``); a clash fails the plugin.
+    :param register: takes a ``click.Command``; it becomes ``taskctx <command.name>``.
+
+    Called once, while the plugin loads (``taskctx`` builds its command line from the
+    loaded plugins). The command runs when a user types it.
+
+    Returns nothing (the return value is ignored). Names are unique across plugins and
+    may not shadow a kernel command (``plugins``, ``read``, ``index``); a clash fails the
+    plugin.
     """

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import codecs
 import mimetypes
-from collections.abc import Mapping
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import model_validator
 
@@ -37,7 +37,10 @@ from taskctx._media_tables import (
     _Magic,
 )
 from taskctx.errors import MediaError
-from taskctx.model import ExactRead, FrozenModel, Representation
+from taskctx.model import ExactRead, FrozenModel, Problem, Representation
+
+if TYPE_CHECKING:
+    from taskctx.protocols import FileIOHandler
 
 __all__ = [
     "HEAD_BYTES",
@@ -49,6 +52,9 @@ __all__ = [
     "clean_text",
     "decode_text",
     "guess_media_type",
+    "handler_for",
+    "handler_missing",
+    "handler_missing_message",
     "head_of",
     "is_hidden_path",
     "normalize_media_type",
@@ -443,3 +449,43 @@ def decode_text(data: bytes) -> str:
         raise MediaError(
             f"invalid UTF-8 at byte offset {offset}: {exc.reason} (byte 0x{data[offset]:02X})"
         ) from None
+
+
+# --- Handler lookup: the one algorithm every host, workspace and source uses. ------------
+
+
+def handler_for(
+    handlers: Iterable[FileIOHandler], path: str | None, media_type: str | None
+) -> FileIOHandler | None:
+    """The handler of a document: the first of ``handlers`` claiming ``media_type``, else the
+    first of the longest suffix match of ``path``'s file name.
+
+    Media types are compared normalized on both sides (parameters dropped, aliases such as
+    ``application/x-pdf`` resolved), so an alias finds the handler of its canonical type.
+    """
+    handlers = tuple(handlers)
+    if media_type:
+        wanted = normalize_media_type(media_type)
+        for handler in handlers:
+            if wanted in {normalize_media_type(m) for m in handler.media_types}:
+                return handler
+    if not path:
+        return None
+    filename = _file_name(path).lower()
+    best: tuple[int, FileIOHandler | None] = (0, None)
+    for handler in handlers:
+        for suffix in handler.suffixes:
+            dotted = "." + suffix.lower().lstrip(".")
+            if filename.endswith(dotted) and len(dotted) > best[0]:
+                best = (len(dotted), handler)
+    return best[1]
+
+
+def handler_missing_message(path: str, media_type: str) -> str:
+    """The sentence for a document no installed FileIOHandler parses (code ``handler_missing``)."""
+    return f"{path}: no installed FileIOHandler parses {media_type}; reference only"
+
+
+def handler_missing(path: str, media_type: str) -> Problem:
+    """The problem of a document no installed FileIOHandler parses: reference only."""
+    return Problem(code="handler_missing", message=handler_missing_message(path, media_type))

@@ -52,7 +52,6 @@ from taskctx._registration import (
     accepts_keyword,
     check_options,
     describe,
-    media,
     validate,
 )
 from taskctx.errors import (
@@ -62,6 +61,7 @@ from taskctx.errors import (
     TaskCtxError,
     UnknownSourceKindError,
 )
+from taskctx.media import handler_for, normalize_media_type
 from taskctx.model import FrozenModel
 from taskctx.policy import RunConfiguration, govern
 from taskctx.protocols import ContextSource, FileIOHandler, IndexProvider, ScopedRead, Selector
@@ -494,9 +494,9 @@ class PluginHost:
         A reader with no media types serves text (``text/*``) and unknown (None) types.
         """
         readers = [r for r in self.scoped_readers() if scope_kind in r.scope_kinds]
-        wanted = media(media_type) if media_type else None
+        wanted = normalize_media_type(media_type) if media_type else None
         for reader in readers:
-            if wanted and wanted in {media(m) for m in reader.media_types}:
+            if wanted and wanted in {normalize_media_type(m) for m in reader.media_types}:
                 return reader
         if wanted is None or wanted.startswith("text/"):
             return next((r for r in readers if not r.media_types), None)
@@ -509,19 +509,9 @@ class PluginHost:
     def file_io_handler_for(
         self, path: str | None = None, media_type: str | None = None
     ) -> FileIOHandler | None:
-        """The handler for ``media_type`` if one claims it, else the longest suffix match."""
-        handlers = self.file_io_handlers()
-        if media_type:
-            wanted = media(media_type)
-            for handler in handlers:
-                if wanted in {media(m) for m in handler.media_types}:
-                    return handler
-        if not path:
-            return None
-        filename = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
-        dotted = [(h, "." + s.lower().lstrip(".")) for h in handlers for s in h.suffixes]
-        matches = [(len(suffix), h) for h, suffix in dotted if filename.endswith(suffix)]
-        return max(matches, key=lambda m: m[0], default=(0, None))[1]  # first of the longest
+        """The handler for ``media_type`` if one claims it (aliases resolved), else the
+        longest suffix match of ``path`` (``taskctx.media.handler_for``)."""
+        return handler_for(self.file_io_handlers(), path, media_type)
 
     def index_providers(self) -> Mapping[str, IndexProvider]:
         """Index provider name -> provider, in load order."""

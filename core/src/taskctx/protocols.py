@@ -6,9 +6,13 @@ partitions are local and synchronous; selectors may call a model and are async.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import inspect
+import sys
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import Field
 
@@ -34,14 +38,19 @@ __all__ = [
     "IndexProvider",
     "ParsedDocument",
     "PartitionKey",
+    "ProtocolMember",
     "ScopedRead",
     "SearchHit",
     "SearchResult",
     "SelectionCandidate",
     "SelectionRequest",
     "Selector",
+    "SourceFactory",
     "SupportsChanges",
     "SupportsRebuild",
+    "missing_members",
+    "protocol_members",
+    "protocol_shape",
 ]
 
 
@@ -85,6 +94,11 @@ class ContextSource(Protocol):
         """Bounded canonical content of ``ref`` with the digest of the whole content and
         the ``content_version`` of the bytes it came from (``ref.version`` is the pin)."""
         ...
+
+
+SourceFactory: TypeAlias = Callable[..., ContextSource]
+"""What ``register_source_kinds`` registers under a kind: ``factory(**options)`` returns
+a new ContextSource (a class satisfying the protocol is one)."""
 
 
 @runtime_checkable
@@ -329,3 +343,60 @@ class Selector(Protocol):
 def scope_kind(scope: str) -> str:
     """The prefix of a scope string (``lines`` of ``lines:10-40``)."""
     return scope.split(":", 1)[0]
+
+
+class ProtocolMember(NamedTuple):
+    """One member a protocol declares: its name, what it is and (for a property or an
+    annotated attribute) the type it gives."""
+
+    name: str
+    kind: Literal["attribute", "property", "method"]
+    returns: Any = None
+
+
+def _protocol_bases(protocol: type) -> list[type]:
+    if not getattr(protocol, "_is_protocol", False) or protocol is Protocol:
+        raise TypeError(f"{protocol!r} is not a typing.Protocol class")
+    return [
+        base
+        for base in reversed(protocol.__mro__)
+        if base is not Protocol and getattr(base, "_is_protocol", False)
+    ]
+
+
+@functools.cache
+def protocol_shape(protocol: type) -> tuple[ProtocolMember, ...]:
+    """The public members ``protocol`` declares (its protocol bases' first), in order.
+
+    A check derived from this (host registration, ``TaskContext.attach``) follows the
+    protocol: a member added to it is checked everywhere. Annotations are resolved in
+    the protocol's module, so a property's ``returns`` is a real type.
+    """
+    members: dict[str, ProtocolMember] = {}
+    for base in _protocol_bases(protocol):
+        module = vars(sys.modules[base.__module__])
+        hints = typing.get_type_hints(base, globalns=module)
+        own = inspect.get_annotations(base)
+        for name in (*own, *vars(base)):
+            if name.startswith("_") or name in members:
+                continue
+            value = vars(base).get(name)
+            if isinstance(value, property) and value.fget is not None:
+                returns = typing.get_type_hints(value.fget, globalns=module).get("return")
+                members[name] = ProtocolMember(name, "property", returns)
+            elif callable(value):
+                members[name] = ProtocolMember(name, "method")
+            else:
+                members[name] = ProtocolMember(name, "attribute", hints.get(name))
+    return tuple(members.values())
+
+
+def protocol_members(protocol: type) -> tuple[str, ...]:
+    """The names of the public members ``protocol`` declares, in declaration order
+    (``typing.get_protocol_members``, ordered, on every supported Python)."""
+    return tuple(member.name for member in protocol_shape(protocol))
+
+
+def missing_members(obj: object, protocol: type) -> tuple[str, ...]:
+    """The members of ``protocol`` that ``obj`` does not have, in declaration order."""
+    return tuple(name for name in protocol_members(protocol) if not hasattr(obj, name))

@@ -30,13 +30,14 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
-from taskctx.protocols import scope_kind
+from taskctx.protocols import ContextSource, scope_kind
 from taskctx.sections import parse_line_scope, slice_lines
 
 if TYPE_CHECKING:
     from taskctx.context import DirectEntry, SourceBinding, TaskContext
+    from taskctx.plugins import PluginHost
 
-__all__ = ["Readback", "candidate_of"]
+__all__ = ["Readback", "candidate_of", "dispatch_read"]
 
 
 def candidate_of(
@@ -65,6 +66,38 @@ def candidate_of(
         problem=d.problem,
         summary=d.summary,
     )
+
+
+async def dispatch_read(
+    source: ContextSource,
+    ref: ContextRef,
+    media_type: str | None,
+    limit: int | None,
+    host: PluginHost,
+) -> tuple[ExactRead, str]:
+    """The one dispatch of a read to whoever serves it, and who that was.
+
+    A whole item goes to ``async_read_exact``; a scoped ref to the source's own
+    ``async_read_scoped``, else to the ScopedRead ``host`` registers for the scope kind
+    and ``media_type``, else to ``async_read_exact``. ``ref.version`` is passed on as
+    given (the pin). Nothing is checked here: the kernel's readback checks the read, and
+    the source conformance kit checks the source through this same path.
+    """
+    if ref.scope is None:
+        return await source.async_read_exact(ref, limit), _served(source, "async_read_exact")
+    own_scoped = getattr(source, "async_read_scoped", None)
+    if own_scoped is not None:
+        read: ExactRead = await own_scoped(ref, limit)
+        return read, _served(source, "async_read_scoped")
+    reader = host.scoped_reader_for(scope_kind(ref.scope), media_type)
+    if reader is not None:
+        served_by = f"scoped reader {reader.name!r} over source {source.kind!r}"
+        return await reader.async_read_scoped(source, ref, limit), served_by
+    return await source.async_read_exact(ref, limit), _served(source, "async_read_exact")
+
+
+def _served(source: ContextSource, method: str) -> str:
+    return f"source {source.kind!r} ({method})"
 
 
 @attrs.define(slots=True, frozen=True)
@@ -112,25 +145,11 @@ class Readback:
             raise NotFoundError(
                 f"{ref} names no attached binding {ref.binding!r} in task {self.context.task_id!r}"
             )
-        source = binding.source
         # the pinned version goes down so a source can refuse other bytes before slicing
         pinned = ref.model_copy(update={"version": candidate.content_version})
-        own_scoped = getattr(source, "async_read_scoped", None)
-        served_by = f"source {binding.kind!r} (async_read_exact)"
-        if ref.scope is not None and own_scoped is not None:
-            served_by = f"source {binding.kind!r} (async_read_scoped)"
-            read = await own_scoped(pinned, limit)
-        elif ref.scope is not None:
-            reader = self.context.host.scoped_reader_for(
-                scope_kind(ref.scope), candidate.media_type
-            )
-            if reader is not None:
-                served_by = f"scoped reader {reader.name!r} over source {binding.kind!r}"
-                read = await reader.async_read_scoped(source, pinned, limit)
-            else:
-                read = await source.async_read_exact(pinned, limit)
-        else:
-            read = await source.async_read_exact(pinned, limit)
+        read, served_by = await dispatch_read(
+            binding.source, pinned, candidate.media_type, limit, self.context.host
+        )
         if ref.scope is not None and read.scope != ref.scope:
             raise UnsupportedScopeError(
                 f"nothing serves scope {ref.scope!r} of {ref.with_scope(None)}: no scoped reader "

@@ -12,7 +12,7 @@ from taskctx_repo import PinnedRepository, RepoSource
 
 from taskctx import PluginHost, hookimpl
 from taskctx.errors import NotFoundError, UnsupportedScopeError
-from taskctx.media import HEAD_BYTES
+from taskctx.media import HEAD_BYTES, handler_missing_message
 from taskctx.model import (
     ContextRef,
     EnumerationRequest,
@@ -337,6 +337,7 @@ def test_documents_without_a_handler_are_reference_only(pdf_repo: Path, pin: Pin
     assert descriptor.representation is Representation.REFERENCE_ONLY
     assert descriptor.problem is not None
     assert descriptor.problem.code == "handler_missing"
+    assert descriptor.problem.message == handler_missing_message("report.pdf", "application/pdf")
 
 
 def test_documents_with_a_handler_are_parsed_text(pdf_repo: Path, tmp_path: Path) -> None:

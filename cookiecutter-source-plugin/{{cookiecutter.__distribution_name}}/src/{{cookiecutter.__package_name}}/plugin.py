@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from taskctx import hookimpl
+from taskctx import SourceFactory, hookimpl
 
 from {{ cookiecutter.__package_name }}.source import (
     {{ cookiecutter.__class_name }},
@@ -28,6 +27,6 @@ def make_source(root: str | Path) -> {{ cookiecutter.__class_name }}:
 
 
 @hookimpl
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Register this plugin's source kind with its factory."""
     register({{ cookiecutter.__class_name }}.kind, make_source)

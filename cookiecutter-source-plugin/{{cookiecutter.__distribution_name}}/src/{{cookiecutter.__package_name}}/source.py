@@ -27,12 +27,15 @@ from taskctx import (
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
+    NotFoundError,
+    Problem,
+    Representation,
+    RunConfiguration,
     SourceDescriptor,
+    SourceUnavailableError,
+    UnsupportedScopeError,
     sha256_digest,
 )
-from taskctx.errors import NotFoundError, SourceUnavailableError, UnsupportedScopeError
-from taskctx.model import Problem, Representation
-from taskctx.policy import RunConfiguration
 
 __all__ = ["{{ cookiecutter.__class_name }}"]
 

@@ -12,7 +12,7 @@ from taskctx.errors import MediaError
 from taskctx.hookspecs import hookimpl
 from taskctx.model import ContextRef, Representation
 from taskctx.plugins import PluginHost
-from taskctx.protocols import FileIOHandler, ParsedDocument, scope_kind
+from taskctx.protocols import FileIOHandler, ParsedDocument, protocol_shape, scope_kind
 
 __all__ = ["FileIOHandlerContract"]
 
@@ -68,7 +68,7 @@ class FileIOHandlerContract:
         assert isinstance(handler, FileIOHandler)
         assert isinstance(handler.name, str)
         assert handler.name
-        for attr in ("suffixes", "media_types"):
+        for attr in (m.name for m in protocol_shape(FileIOHandler) if m.returns == tuple[str, ...]):
             value = getattr(handler, attr)
             assert isinstance(value, tuple), f"{attr} must be a tuple"
             assert value, f"{attr} must not be empty"

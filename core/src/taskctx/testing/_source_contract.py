@@ -22,7 +22,8 @@ from taskctx.model import (
 )
 from taskctx.plugins import PluginHost
 from taskctx.policy import RunConfiguration
-from taskctx.protocols import ContextSource, scope_kind
+from taskctx.protocols import ContextSource
+from taskctx.readback import dispatch_read
 from taskctx.testing._common import run as _run
 from taskctx.testing._common import sha256_of
 
@@ -119,17 +120,10 @@ class SourceContract:
         """Read a scoped ref the way the kernel does: the source's own scoped read, else a
         registered scoped reader for the scope kind and media type, else the exact read.
         The kernel pins ``ref.version`` to the item's content version; pass it in ``ref``."""
-        own = getattr(source, "async_read_scoped", None)
-        if own is not None:
-            read: ExactRead = _run(own(ref, limit))
-            return read
-        assert ref.scope is not None
         if self._scoped_host is None:
             self._scoped_host = self.scoped_read_host()
-        reader = self._scoped_host.scoped_reader_for(scope_kind(ref.scope), media_type)
-        if reader is not None:
-            return _run(reader.async_read_scoped(source, ref, limit))
-        return _run(source.async_read_exact(ref, limit))
+        read, _ = _run(dispatch_read(source, ref, media_type, limit, self._scoped_host))
+        return read
 
     def _text_descriptors(self, source: ContextSource) -> list[SourceDescriptor]:
         found = []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from taskctx import FileIOHandler
 from taskctx.hookspecs import hookimpl
 from taskctx_documents.deferred import DeferredHandler
 from taskctx_documents.formats import FORMATS
@@ -13,7 +13,7 @@ __all__ = ["register_file_io_handlers"]
 
 
 @hookimpl
-def register_file_io_handlers(register: Callable[[Any], None]) -> None:
+def register_file_io_handlers(register: Callable[[FileIOHandler], None]) -> None:
     """Handlers ``pdf``, ``docx``, ``xlsx`` (and xlsm) and ``pptx`` (and pptm).
 
     Deferred: a parser library is imported when its first document is parsed, not when

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from taskctx import IndexProvider
 from taskctx.hookspecs import hookimpl
 from taskctx_fts.provider import FtsProvider
 
@@ -12,6 +12,6 @@ __all__ = ["register_index_providers"]
 
 
 @hookimpl
-def register_index_providers(register: Callable[[Any], None]) -> None:
+def register_index_providers(register: Callable[[IndexProvider], None]) -> None:
     """The ``fts`` lexical provider (SQLite FTS5, BM25)."""
     register(FtsProvider())

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from taskctx import SourceFactory
 from taskctx.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -43,6 +44,6 @@ def make_source(
 
 
 @hookimpl
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Source kind ``session_memory``."""
     register("session_memory", make_source)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from taskctx import SourceFactory
 from taskctx.hookspecs import hookimpl
 from taskctx_records.source import RecordSource
+
+if TYPE_CHECKING:
+    import click
 
 __all__ = ["make_source", "register_commands", "register_source_kinds"]
 
@@ -34,13 +38,13 @@ def make_source(
 
 
 @hookimpl
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Source kind ``record_store``."""
     register("record_store", make_source)
 
 
 @hookimpl
-def register_commands(register: Callable[[Any], None]) -> None:
+def register_commands(register: Callable[[click.Command], None]) -> None:
     """``taskctx records put | get | query | events``."""
     from taskctx_records.cli import records_group
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from taskctx import SourceFactory
 from taskctx.errors import PolicyError
 from taskctx.hookspecs import hookimpl
 from taskctx.policy import RunConfiguration
@@ -61,6 +62,6 @@ def make_source(
 
 
 @hookimpl
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Source kind ``pinned_repository``."""
     register("pinned_repository", make_source)

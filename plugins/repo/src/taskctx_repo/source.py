@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
-from taskctx.media import MediaClass, classify, classify_bytes, decode_text
+from taskctx.media import MediaClass, classify, classify_bytes, decode_text, handler_missing
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -130,10 +130,7 @@ class RepoSource:
         if decision.media_class is MediaClass.DOCUMENT:
             handler = self.repository.host.file_io_handler_for(entry.path, decision.media_type)
             if handler is None:
-                problem = Problem(
-                    code="handler_missing",
-                    message=f"{entry.path}: no FileIOHandler for {decision.media_type}",
-                )
+                problem = handler_missing(entry.path, decision.media_type)
                 return BlobFacts(
                     decision.media_type, Representation.REFERENCE_ONLY, None, (), problem
                 )

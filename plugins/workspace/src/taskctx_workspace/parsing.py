@@ -26,8 +26,8 @@ from pydantic import ValidationError
 
 from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError
-from taskctx.media import normalize_media_type
-from taskctx.protocols import FileIOHandler, ParsedDocument
+from taskctx.media import handler_for
+from taskctx.protocols import FileIOHandler, ParsedDocument, missing_members, protocol_shape
 
 __all__ = ["CACHE_FORMAT", "HandlerRegistry", "ParseCache", "handler_version"]
 
@@ -56,9 +56,10 @@ class HandlerRegistry:
         name = getattr(handler, "name", None)
         if not isinstance(name, str) or not name:
             raise TypeError(f"a FileIOHandler needs a non-empty str name, not {name!r}")
-        if not isinstance(handler, FileIOHandler):
-            raise TypeError(f"{name!r} lacks suffixes, media_types or parse()")
-        for attr in ("suffixes", "media_types"):
+        missing = missing_members(handler, FileIOHandler)
+        if missing:
+            raise TypeError(f"{name!r} lacks {', '.join(missing)}")
+        for attr in (m.name for m in protocol_shape(FileIOHandler) if m.returns == tuple[str, ...]):
             value = getattr(handler, attr)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise TypeError(f"{attr} of {name!r} must be a tuple of non-empty str")
@@ -71,23 +72,9 @@ class HandlerRegistry:
         return (*self._own, *self._host)
 
     def handler_for(self, path: str | None, media_type: str | None) -> FileIOHandler | None:
-        """The first handler claiming ``media_type``, else the longest suffix match."""
-        handlers = self.handlers()
-        if media_type:
-            wanted = normalize_media_type(media_type)
-            for handler in handlers:
-                if wanted in {normalize_media_type(m) for m in handler.media_types}:
-                    return handler
-        if not path:
-            return None
-        filename = path.rsplit("/", 1)[-1].lower()
-        best: tuple[int, FileIOHandler | None] = (0, None)
-        for handler in handlers:
-            for suffix in handler.suffixes:
-                dotted = "." + suffix.lower().lstrip(".")
-                if filename.endswith(dotted) and len(dotted) > best[0]:
-                    best = (len(dotted), handler)
-        return best[1]
+        """The first handler claiming ``media_type`` (aliases resolved), else the longest
+        suffix match: the kernel's one lookup, ``taskctx.media.handler_for``."""
+        return handler_for(self.handlers(), path, media_type)
 
 
 def _safe(text: str) -> str:

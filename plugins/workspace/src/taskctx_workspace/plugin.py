@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from taskctx import SourceFactory
 from taskctx.hookspecs import hookimpl
 from taskctx_workspace.source import DEFAULT_CHUNK_CHARS, WorkspaceSource
 
@@ -31,6 +32,6 @@ def make_source(
 
 
 @hookimpl
-def register_source_kinds(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Source kind ``task_workspace``."""
     register("task_workspace", make_source)

@@ -23,7 +23,6 @@ __all__ = [
     "StagedFile",
     "Stamp",
     "completeness_of",
-    "handler_missing",
     "reference_only",
     "stamp_of",
     "text_result",
@@ -113,14 +112,6 @@ class FileEntry(FrozenModel):
     representation: Representation
     completeness: Completeness
     mtime_ns: int
-
-
-def handler_missing(rel: str, media_type: str) -> Problem:
-    """The problem of a document no installed FileIOHandler parses."""
-    return Problem(
-        code="handler_missing",
-        message=f"{rel}: no FileIOHandler installed for {media_type}; reference only",
-    )
 
 
 def completeness_of(representation: Representation) -> Completeness:

@@ -18,7 +18,7 @@ import attrs
 
 from taskctx.digests import sha256_digest, sha256_hex
 from taskctx.errors import MediaError, NotFoundError, StaleReaderError, UnsupportedScopeError
-from taskctx.media import MediaClass, MediaDecision, decode_text
+from taskctx.media import MediaClass, MediaDecision, decode_text, handler_missing
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
@@ -33,7 +33,6 @@ from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
 from taskctx.statefiles import StateDir
 from taskctx_workspace.paths import STATE_DIR_NAME
-from taskctx_workspace.results import handler_missing
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration

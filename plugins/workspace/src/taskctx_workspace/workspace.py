@@ -36,6 +36,7 @@ from taskctx.media import (
     classify,
     classify_bytes,
     decode_text,
+    handler_missing,
     is_hidden_path,
 )
 from taskctx.model import Problem, Representation
@@ -64,7 +65,6 @@ from taskctx_workspace.results import (
     Origin,
     StagedFile,
     completeness_of,
-    handler_missing,
     reference_only,
     stamp_of,
     text_result,
