@@ -8,7 +8,6 @@ tests check this source's own promises, then the installed plugin end to end
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import subprocess
@@ -104,7 +103,7 @@ def test_descriptors_describe_each_json_file(folder: Path) -> None:
         assert descriptor.media_type == "application/json"
         assert descriptor.size == len(data)
         assert descriptor.chars == len(pretty(TICKETS[descriptor.path]))
-        assert descriptor.content_version == "sha256:" + hashlib.sha256(data).hexdigest()
+        assert descriptor.content_version == sha256_of(data)
     assert page.total == len(TICKETS)
 
 

@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
+from taskctx.digests import sha256_digest, sha256_hex
 from taskctx.errors import (
     ConsumptionConflictError,
     CursorError,
@@ -161,4 +162,6 @@ __all__ = [
     "missing_members",
     "protocol_members",
     "protocol_shape",
+    "sha256_digest",
+    "sha256_hex",
 ]

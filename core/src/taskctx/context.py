@@ -14,6 +14,7 @@ import attrs
 from taskctx._context_audit import ContextAudit
 from taskctx.consumption import ConsumptionLog, MemoryConsumptionLog
 from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
+from taskctx.digests import sha256_digest
 from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
 from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, sniff_image
 from taskctx.index import (
@@ -48,16 +49,6 @@ if TYPE_CHECKING:
     from taskctx.reader import ContextReader
 
 __all__ = ["DirectEntry", "SourceBinding", "SourceCatalogEntry", "TaskContext"]
-
-
-def sha256_text(text: str) -> str:
-    """``sha256:<hex>`` of the UTF-8 bytes of ``text``."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_bytes(data: bytes) -> str:
-    """``sha256:<hex>`` of ``data``."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 @attrs.define(slots=True, frozen=True)
@@ -238,7 +229,7 @@ class TaskContext(ContextAudit):
         if entry_id in self._entries:
             raise TaskCtxError(f"direct entry {entry_id!r} already exists; remove it first")
         self._next_entry += 1
-        digest = sha256_text(text) if text is not None else sha256_bytes(data or b"")
+        digest = sha256_digest(text if text is not None else data or b"")
         self._entries[entry_id] = DirectEntry(
             entry_id=entry_id,
             role=role,

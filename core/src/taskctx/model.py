@@ -7,7 +7,6 @@ to the model and back. Reader state and cursors leave the process.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from enum import Enum
@@ -16,6 +15,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from taskctx.digests import sha256_digest
 from taskctx.errors import UnknownAliasError
 from taskctx.jsonsafe import check_json_depth
 
@@ -319,9 +319,7 @@ class ExactRead(FrozenModel):
         """A read of bytes that never enter as text (reference only unless ``fields`` say
         otherwise), with the digest of the bytes."""
         fields.setdefault("representation", Representation.REFERENCE_ONLY)
-        return cls(
-            path=path, data=data, digest="sha256:" + hashlib.sha256(data).hexdigest(), **fields
-        )
+        return cls(path=path, data=data, digest=sha256_digest(data), **fields)
 
     @classmethod
     def from_text(
@@ -333,7 +331,7 @@ class ExactRead(FrozenModel):
             path=path,
             scope=scope,
             text=cut,
-            digest="sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            digest=sha256_digest(text),
             chars_total=len(text),
             complete=len(cut) == len(text),
             **fields,

@@ -79,7 +79,7 @@ def test_task_query_uses_the_index(store: RecordStore) -> None:
         "EXPLAIN QUERY PLAN SELECT * FROM events WHERE revision <= 9 AND task_id = 't' "
         "ORDER BY revision LIMIT 5"
     ).fetchall()
-    assert any("events_by_task" in str(row) for row in plan), plan
+    assert any("events_by_task" in row["detail"] for row in plan), [tuple(r) for r in plan]
 
 
 def test_event_pages_are_snapshot_bound(store: RecordStore, tmp_path: Path) -> None:

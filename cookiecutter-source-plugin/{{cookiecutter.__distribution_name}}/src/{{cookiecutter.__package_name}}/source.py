@@ -34,6 +34,7 @@ from taskctx import (
     SourceDescriptor,
     SourceUnavailableError,
     UnsupportedScopeError,
+    sha256_digest,
 )
 
 __all__ = ["{{ cookiecutter.__class_name }}"]
@@ -195,7 +196,7 @@ class {{ cookiecutter.__class_name }}:
         # ``stamp`` was taken before this read: if the file changes while we read it,
         # its next stamp differs and these facts are recomputed, never trusted stale
         data = (self.root / path).read_bytes()
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         try:
             value = json.loads(data)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
@@ -240,7 +241,7 @@ class {{ cookiecutter.__class_name }}:
             data = file.read_bytes()
         except FileNotFoundError as exc:  # removed since it was located
             raise NotFoundError(f"{self.kind} has no item {path!r}") from exc
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         try:
             value = json.loads(data)
         except ValueError:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import struct
 import zlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from taskctx.digests import sha256_digest
 
 __all__ = ["make_png", "run", "sha256_of"]
 
@@ -16,8 +17,7 @@ T = TypeVar("T")
 
 def sha256_of(content: str | bytes) -> str:
     """``sha256:<hex>`` of text (UTF-8) or bytes: the digest format every source uses."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return sha256_digest(content)
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

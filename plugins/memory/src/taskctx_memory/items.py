@@ -14,11 +14,11 @@ read is authorised with :func:`authorise`: a path of another session raises
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from taskctx.digests import sha256_digest
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.model import SourceDescriptor
 from taskctx_memory.errors import InvalidKeyError
@@ -48,7 +48,7 @@ def task_text(task: Task) -> str:
 
 def text_version(text: str) -> str:
     """``sha256:<hex>`` of the UTF-8 text: the content version of a history-less item."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_digest(text)
 
 
 @dataclass(frozen=True)

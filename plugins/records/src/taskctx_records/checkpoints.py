@@ -30,10 +30,10 @@ def save(
     now = utc_now()
     with write() as conn:
         row = conn.execute(
-            "SELECT COALESCE(MAX(state_version), 0) FROM checkpoints WHERE run_id = ?",
+            "SELECT COALESCE(MAX(state_version), 0) AS current FROM checkpoints WHERE run_id = ?",
             (run_id,),
         ).fetchone()
-        current = int(row[0])
+        current = int(row["current"])
         if expected_state_version is not None and expected_state_version != current:
             raise CheckpointConflictError(run_id, expected_state_version, current)
         revision = allocate(conn, 1)
@@ -63,8 +63,8 @@ def latest(read: Transaction, run_id: str) -> Checkpoint | None:
         return None
     return Checkpoint(
         run_id=run_id,
-        state_version=row[0],
-        state=json.loads(row[1]),
-        revision=row[2],
-        created_at=datetime.fromisoformat(row[3]),
+        state_version=row["state_version"],
+        state=json.loads(row["state"]),
+        revision=row["revision"],
+        created_at=datetime.fromisoformat(row["created_at"]),
     )

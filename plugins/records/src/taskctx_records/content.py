@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+from taskctx.digests import sha256_hex
 from taskctx.jsonsafe import check_json_depth
 from taskctx_records.values import ContentType
 
@@ -29,7 +29,7 @@ class Encoded:
     def __init__(self, content_type: ContentType, stored: str | bytes, canonical: bytes) -> None:
         self.content_type: ContentType = content_type
         self.stored = stored
-        self.sha256 = hashlib.sha256(canonical).hexdigest()
+        self.sha256 = sha256_hex(canonical)
         self.size = len(canonical)
 
 

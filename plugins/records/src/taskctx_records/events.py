@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -43,18 +43,18 @@ EVENT_COLUMNS = (
 )
 
 
-def row_to_event(row: Sequence[Any]) -> Event:
-    """An Event from a row selected with :data:`EVENT_COLUMNS`."""
+def row_to_event(row: sqlite3.Row | Mapping[str, Any]) -> Event:
+    """An Event from a row selected with :data:`EVENT_COLUMNS` (or the same names in a dict)."""
     return Event.model_construct(
-        stream=row[0],
-        sequence=row[1],
-        type=row[2],
-        payload=json.loads(row[3]),
-        actor=row[4],
-        task_id=row[5],
-        idempotency_key=row[6],
-        revision=row[7],
-        created_at=datetime.fromisoformat(row[8]),
+        stream=row["stream"],
+        sequence=row["sequence"],
+        type=row["type"],
+        payload=json.loads(row["payload"]),
+        actor=row["actor"],
+        task_id=row["task_id"],
+        idempotency_key=row["idempotency_key"],
+        revision=row["revision"],
+        created_at=datetime.fromisoformat(row["created_at"]),
     )
 
 
@@ -86,19 +86,19 @@ def append(
             (stream, idempotency_key),
         ).fetchone()
         if row is not None:
-            if row[2] != type or row[3] != payload_json:
+            if row["type"] != type or row["payload"] != payload_json:
                 raise EventConflictError(
                     f"idempotency key {idempotency_key!r} on stream {stream!r} was used for "
-                    f"another event (sequence {row[1]}, type {row[2]!r})",
+                    f"another event (sequence {row['sequence']}, type {row['type']!r})",
                     stream=stream,
                     expected=expected_sequence,
-                    actual=int(row[1]),
+                    actual=int(row["sequence"]),
                 )
             return row_to_event(row)
     last = int(
         conn.execute(
-            "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE stream = ?", (stream,)
-        ).fetchone()[0]
+            "SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE stream = ?", (stream,)
+        ).fetchone()["last"]
     )
     if expected_sequence is not None and expected_sequence != last:
         raise EventConflictError(
@@ -108,18 +108,19 @@ def append(
             actual=last,
         )
     revision = int(revision_of())
-    values = (
-        stream,
-        last + 1,
-        type,
-        payload_json,
-        actor,
-        task_id,
-        idempotency_key,
-        revision,
-        now,
-    )
-    conn.execute(f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+    values = {
+        "stream": stream,
+        "sequence": last + 1,
+        "type": type,
+        "payload": payload_json,
+        "actor": actor,
+        "task_id": task_id,
+        "idempotency_key": idempotency_key,
+        "revision": revision,
+        "created_at": now,
+    }
+    names = ", ".join(f":{name}" for name in values)
+    conn.execute(f"INSERT INTO events ({', '.join(values)}) VALUES ({names})", values)
     return row_to_event(values)
 
 
@@ -172,12 +173,12 @@ def _where(spec: EventSpec, revision: int) -> tuple[str, list[Any]]:
 def count_events(conn: sqlite3.Connection, spec: EventSpec, revision: int) -> int:
     """Matching events at ``revision`` by indexed COUNT."""
     where, params = _where(spec, revision)
-    return int(conn.execute(f"SELECT COUNT(*) {where}", params).fetchone()[0])
+    return int(conn.execute(f"SELECT COUNT(*) AS matching {where}", params).fetchone()["matching"])
 
 
 def fetch_events(
     conn: sqlite3.Connection, spec: EventSpec, revision: int, after: int | None, limit: int
-) -> list[tuple[Any, ...]]:
+) -> list[sqlite3.Row]:
     """Up to ``limit`` event rows after the keyset position ``after`` (a revision)."""
     where, params = _where(spec, revision)
     if after is not None:
@@ -190,7 +191,7 @@ def fetch_events(
 
 
 def make_page(
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[sqlite3.Row],
     spec: EventSpec,
     *,
     revision: int,

@@ -38,7 +38,7 @@ def add(
                 "SELECT deleted FROM records WHERE id = ? ORDER BY version DESC LIMIT 1",
                 (record_id,),
             ).fetchone()
-            if row is None or row[0]:
+            if row is None or row["deleted"]:
                 raise NotFoundError(f"no record {record_id!r} to link")
         revision = allocate(conn, 1)
         conn.execute(
@@ -78,12 +78,13 @@ def find(
         rows = conn.execute(sql + " ORDER BY revision", params).fetchall()
     latest: dict[tuple[str, str, str], Link] = {}
     for row in rows:
-        latest[(row[0], row[1], row[2])] = Link(
-            source_id=row[0],
-            target_id=row[1],
-            relation=row[2],
-            meta=json.loads(row[3]),
-            revision=row[4],
-            created_at=datetime.fromisoformat(row[5]),
+        link = Link(
+            source_id=row["source_id"],
+            target_id=row["target_id"],
+            relation=row["relation"],
+            meta=json.loads(row["meta"]),
+            revision=row["revision"],
+            created_at=datetime.fromisoformat(row["created_at"]),
         )
+        latest[(link.source_id, link.target_id, link.relation)] = link
     return sorted(latest.values(), key=lambda link: link.revision)

@@ -10,14 +10,13 @@ after the ``with`` block.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from taskctx.cursor import check_ttl
 from taskctx.errors import CursorError
 from taskctx_records.errors import PinnedViewLimitError
-from taskctx_records.query import QuerySpec
+from taskctx_records.request import QueryRequest, takes_query_request
 from taskctx_records.values import QueryPage, Record, RecordId
 
 if TYPE_CHECKING:
@@ -77,33 +76,15 @@ class PinnedView:
                 f"{self.limits.max_bytes}"
             )
 
-    def query(
-        self,
-        collection: str | None = None,
-        kind: str | None = None,
-        scope: Mapping[str, Any] | None = None,
-        filters: Mapping[str, Any] | None = None,
-        order: Literal["asc", "desc"] = "asc",
-        page_size: int = 50,
-        cursor_ttl: float = 3600,
-        *,
-        max_records: int | None = None,
-        max_bytes: int | None = None,
-    ) -> QueryPage:
-        """``RecordStore.query`` at the view's revision."""
+    @takes_query_request
+    def query(self, request: QueryRequest) -> QueryPage:
+        """``RecordStore.query`` at the view's revision (the same arguments); a ``cursor``
+        continues a query of this view."""
         self._check_open()
-        cursor_ttl = check_ttl(cursor_ttl)
-        spec = QuerySpec.build(
-            collection=collection,
-            kind=kind,
-            scope=scope,
-            filters=filters,
-            order=order,
-            page_size=page_size,
-            max_records=max_records,
-            max_bytes=max_bytes,
-        )
-        page = self.store.query_at(spec, self.revision, cursor_ttl=cursor_ttl)
+        if request.cursor is not None:
+            self.store.check_cursor_query(request.cursor, request.spec)
+            return self.query_continue(request.cursor)
+        page = self.store.query_at(request.spec, self.revision, cursor_ttl=request.cursor_ttl)
         self._charge(page.records)
         return page
 

@@ -244,12 +244,12 @@ def count_matching(conn: sqlite3.Connection, spec: QuerySpec, revision: int) -> 
     if spec.filters:
         return None
     where, _, params = _where(spec, revision)
-    return int(conn.execute(f"SELECT COUNT(*) {where}", params).fetchone()[0])
+    return int(conn.execute(f"SELECT COUNT(*) AS matching {where}", params).fetchone()["matching"])
 
 
 def fetch_page(
     conn: sqlite3.Connection, spec: QuerySpec, revision: int, after: str | None, limit: int
-) -> list[tuple[Any, ...]]:
+) -> list[sqlite3.Row]:
     """Up to ``limit`` record rows after the keyset position ``after`` at ``revision``."""
     where, key_column, params = _where(spec, revision)
     direction = "ASC" if spec.order == "asc" else "DESC"
@@ -261,23 +261,23 @@ def fetch_page(
     return list(conn.execute(sql, params).fetchall())
 
 
-def row_to_record(row: Sequence[Any]) -> Record:
+def row_to_record(row: sqlite3.Row) -> Record:
     """A Record from a row selected with :data:`RECORD_COLUMNS` (trusted: no re-validation)."""
-    content_type = row[6]
+    content_type = row["content_type"]
     return Record.model_construct(
-        id=row[0],
-        collection=row[1],
-        kind=row[2],
-        scope=json.loads(row[3]),
-        source=row[4],
-        meta=json.loads(row[5]),
+        id=row["id"],
+        collection=row["collection"],
+        kind=row["kind"],
+        scope=json.loads(row["scope"]),
+        source=row["source"],
+        meta=json.loads(row["meta"]),
         content_type=content_type,
-        content=decode(content_type, row[7]),
-        sha256=row[8],
-        size=row[9],
-        version=row[10],
-        revision=row[11],
-        created_at=datetime.fromisoformat(row[12]),
+        content=decode(content_type, row["content"]),
+        sha256=row["sha256"],
+        size=row["size"],
+        version=row["version"],
+        revision=row["revision"],
+        created_at=datetime.fromisoformat(row["created_at"]),
     )
 
 
@@ -347,7 +347,7 @@ def continuation(
 
 
 def make_page(
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[sqlite3.Row],
     spec: QuerySpec,
     *,
     revision: int,
@@ -366,7 +366,7 @@ def make_page(
     if spec.max_bytes is not None:
         total = 0
         for index, row in enumerate(rows):
-            total += int(row[9])
+            total += int(row["size"])
             if total > spec.max_bytes and index > 0:
                 rows, has_more = rows[:index], True
                 break
@@ -413,14 +413,14 @@ def scope_revision(
     names = None if collections is None else list(collections)
     if not pairs:
         if names is None:
-            row = conn.execute("SELECT MAX(revision) FROM records").fetchone()
-            return int(row[0] or 0)
+            row = conn.execute("SELECT MAX(revision) AS latest FROM records").fetchone()
+            return int(row["latest"] or 0)
         best = 0
         for name in names:
             row = conn.execute(
-                "SELECT MAX(revision) FROM records WHERE collection = ?", (name,)
+                "SELECT MAX(revision) AS latest FROM records WHERE collection = ?", (name,)
             ).fetchone()
-            best = max(best, int(row[0] or 0))
+            best = max(best, int(row["latest"] or 0))
         return best
     (key0, value0), rest = pairs[0], pairs[1:]
     clauses = ["s0.key = ? AND s0.value = ?"]
@@ -445,4 +445,4 @@ def scope_revision(
         + " ORDER BY s0.revision DESC LIMIT 1",
         params,
     ).fetchone()
-    return 0 if row is None else int(row[0])
+    return 0 if row is None else int(row["revision"])

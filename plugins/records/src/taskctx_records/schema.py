@@ -186,12 +186,12 @@ def migrate(db: Database, path: Path, *, upto: int = SCHEMA_VERSION) -> int:
     """Apply the migrations from the file's version to ``upto``; return the new version."""
     conn = db.conn
     with translate_errors(path):
-        current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        current = int(conn.execute("PRAGMA user_version").fetchone()["user_version"])
         if current >= upto:
             return current
         conn.execute("BEGIN IMMEDIATE")
         try:
-            current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            current = int(conn.execute("PRAGMA user_version").fetchone()["user_version"])
             for version in range(current, upto):
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
@@ -230,6 +230,7 @@ def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) ->
             isolation_level=None,
             check_same_thread=False,
         )
+        conn.row_factory = sqlite3.Row  # every read names its columns: row["revision"]
         try:
             check_opened(conn, path)
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -241,7 +242,7 @@ def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) ->
             conn.close()
             raise
     db = Database(conn)
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()["user_version"])
     if version > SCHEMA_VERSION:
         conn.close()
         raise RecordStoreError(

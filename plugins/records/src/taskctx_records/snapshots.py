@@ -21,10 +21,11 @@ def take(write: Transaction, name: str | None = None, keep_last: int = 10) -> Sn
         raise ValueError("keep_last must be at least 1")
     now = utc_now()
     with write() as conn:
-        revision = int(conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0])
+        state = conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()
+        revision = int(state["revision"])
         if name is None:
-            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM snapshots").fetchone()
-            name = f"snapshot-{revision}-{seq[0]}"
+            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM snapshots").fetchone()
+            name = f"snapshot-{revision}-{seq['next']}"
         if conn.execute("SELECT 1 FROM snapshots WHERE name = ?", (name,)).fetchone():
             raise ValueError(f"a snapshot named {name!r} exists")
         conn.execute(
@@ -46,6 +47,10 @@ def kept(read: Transaction) -> list[Snapshot]:
             "SELECT name, revision, created_at FROM snapshots ORDER BY seq"
         ).fetchall()
     return [
-        Snapshot(name=row[0], revision=row[1], created_at=datetime.fromisoformat(row[2]))
+        Snapshot(
+            name=row["name"],
+            revision=row["revision"],
+            created_at=datetime.fromisoformat(row["created_at"]),
+        )
         for row in rows
     ]

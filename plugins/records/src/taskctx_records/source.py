@@ -10,6 +10,7 @@ of a result continue that snapshot even after new writes (``serves_pinned_revisi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,12 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
+from taskctx_records.values import (
+    format_content_version,
+    format_revision,
+    parse_content_version,
+    parse_revision,
+)
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
@@ -71,15 +78,14 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _version(record: Record) -> str:
-    return f"r{record.revision}:{record.sha256}"
-
-
 def _revision_of(content_version: str | None) -> int | None:
-    if content_version and content_version.startswith("r") and ":" in content_version:
-        head = content_version[1:].split(":", 1)[0]
-        return int(head) if head.isdigit() else None
-    return None
+    """The revision a ref's content version pins, or None (read the current version)."""
+    if content_version is None:
+        return None
+    try:
+        return parse_content_version(content_version)
+    except ValueError:
+        return None
 
 
 class RecordSource:
@@ -131,12 +137,13 @@ class RecordSource:
     async def async_revision(self) -> str:
         """``r<N>``: the last revision that touched a record visible through the scope."""
         return await asyncio.to_thread(
-            lambda: f"r{self.store.scope_revision(self.scope or None, self.collections)}"
+            lambda: format_revision(self.store.scope_revision(self.scope or None, self.collections))
         )
 
     def _at(self, revision: str | None) -> int:
-        if revision is not None and revision.startswith("r") and revision[1:].isdigit():
-            return int(revision[1:])
+        if revision is not None:
+            with contextlib.suppress(ValueError):
+                return parse_revision(revision)
         return self.store.scope_revision(self.scope or None, self.collections)
 
     def _descriptor(self, record: Record) -> SourceDescriptor:
@@ -154,7 +161,7 @@ class RecordSource:
             media_type=media_type,
             size=record.size,
             chars=len(text) if text is not None else None,
-            content_version=_version(record),
+            content_version=format_content_version(record.revision, record.sha256),
             representation=representation,
             problem=problem,
             metadata={
@@ -183,7 +190,7 @@ class RecordSource:
             prefix = request.path_prefix or ""
             return DescriptorPage(
                 descriptors=tuple(self._descriptor(r) for r in records if r.id.startswith(prefix)),
-                revision=f"r{at}",
+                revision=format_revision(at),
                 next_cursor=records[-1].id if more and records else None,
             )
 
@@ -191,9 +198,10 @@ class RecordSource:
 
     async def async_changes(self, since: str) -> ChangeSet | None:
         """Records touched since ``since`` in this scope: a journal, not a rescan."""
-        if not (since.startswith("r") and since[1:].isdigit()):
+        try:
+            start = parse_revision(since)
+        except ValueError:
             return None
-        start = int(since[1:])
 
         def changes() -> ChangeSet:
             until = self.store.scope_revision(self.scope or None, self.collections)
@@ -206,7 +214,10 @@ class RecordSource:
                 elif self._alive(record_id, start) is not None:
                     deletes.append((record_id, None))
             return ChangeSet(
-                since=since, revision=f"r{until}", upserts=tuple(upserts), deletes=tuple(deletes)
+                since=since,
+                revision=format_revision(until),
+                upserts=tuple(upserts),
+                deletes=tuple(deletes),
             )
 
         return await asyncio.to_thread(changes)

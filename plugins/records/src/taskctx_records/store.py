@@ -40,6 +40,7 @@ from taskctx_records.query import (
     scope_pairs,
     scope_revision,
 )
+from taskctx_records.request import QueryRequest, takes_query_request
 from taskctx_records.schema import open_database, translate_errors
 from taskctx_records.values import (
     BoundedRead,
@@ -101,7 +102,7 @@ class RecordStore:
         with translate_errors(self.path):
             self.store_id: str = self._conn.execute(
                 "SELECT store_id FROM store_state WHERE id = 1"
-            ).fetchone()[0]
+            ).fetchone()["store_id"]
         self._signer: CursorSigner | None = None
 
     # -- plumbing -------------------------------------------------------------------------
@@ -177,7 +178,8 @@ class RecordStore:
     def revision(self) -> int:
         """The current store revision (0 for an empty store): one counter for every write."""
         with self._read() as conn:
-            return int(conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()[0])
+            state = conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()
+            return int(state["revision"])
 
     # -- records --------------------------------------------------------------------------
 
@@ -217,17 +219,17 @@ class RecordStore:
         with self._write() as conn:
             return write_versions(conn, [item], utc_now())[0]
 
-    def _row(self, record_id: str, revision: int) -> tuple[Any, ...]:
+    def _row(self, record_id: str, revision: int) -> sqlite3.Row:
         with self._read() as conn:
-            row = conn.execute(
+            row: sqlite3.Row | None = conn.execute(
                 f"SELECT {RECORD_COLUMNS}, r.deleted FROM records r WHERE r.id = ? "
                 "AND r.revision <= ? ORDER BY r.version DESC LIMIT 1",
                 (record_id, revision),
             ).fetchone()
-        if row is None or row[-1]:
+        if row is None or row["deleted"]:
             state = "deleted" if row is not None else "absent"
             raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
-        return tuple(row)
+        return row
 
     def get(self, record_id: RecordId, *, at_revision: int | None = None) -> Record:
         """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted.
@@ -253,21 +255,21 @@ class RecordStore:
         revision = self._pin(at_revision)
         with self._read() as conn:
             row = conn.execute(
-                "SELECT content_type, CAST(content AS BLOB), sha256, size, version, revision, "
-                "deleted FROM records WHERE id = ? AND revision <= ? "
+                "SELECT content_type, CAST(content AS BLOB) AS raw, sha256, size, version, "
+                "revision, deleted FROM records WHERE id = ? AND revision <= ? "
                 "ORDER BY version DESC LIMIT 1",
                 (record_id, revision),
             ).fetchone()
-        if row is None or row[6]:
+        if row is None or row["deleted"]:
             raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
-        content_type, raw = row[0], bytes(row[1] or b"")
+        content_type, raw = row["content_type"], bytes(row["raw"] or b"")
         common: dict[str, Any] = {
             "record_id": record_id,
             "offset": offset,
-            "sha256": row[2],
-            "size": row[3],
-            "version": row[4],
-            "revision": row[5],
+            "sha256": row["sha256"],
+            "size": row["size"],
+            "version": row["version"],
+            "revision": row["revision"],
         }
         # sliced in Python: SQLite's substr() and length() stop at a NUL in text
         end = None if limit is None else offset + limit
@@ -280,44 +282,25 @@ class RecordStore:
 
     # -- queries --------------------------------------------------------------------------
 
-    def query(
-        self,
-        collection: str | None = None,
-        kind: str | None = None,
-        scope: Mapping[str, Any] | None = None,
-        filters: Mapping[str, Any] | None = None,
-        order: Literal["asc", "desc"] = "asc",
-        page_size: int = 50,
-        cursor_ttl: float = 3600,
-        *,
-        max_records: int | None = None,
-        max_bytes: int | None = None,
-        cursor: str | None = None,
-    ) -> QueryPage:
+    @takes_query_request
+    def query(self, request: QueryRequest) -> QueryPage:
         """First page of the records matching, pinned to the current revision.
 
-        ``max_records``/``max_bytes`` bound what one page returns (a page always holds at
-        least one record when any remain). Given a ``cursor``, it must be one this very
-        query issued (else CursorError) and the page continues it. ``cursor_ttl`` is
-        seconds in ``(0, MAX_CURSOR_TTL]`` (``taskctx.cursor.check_ttl``).
+        The arguments are those of :func:`taskctx_records.request.query_request`
+        (``collection, kind, scope, filters, order, page_size, cursor_ttl`` and keyword-only
+        ``max_records``, ``max_bytes``, ``cursor``). Given a ``cursor``, it must be one this
+        very query issued (else CursorError) and the page continues it.
         """
-        cursor_ttl = check_ttl(cursor_ttl)
-        spec = QuerySpec.build(
-            collection=collection,
-            kind=kind,
-            scope=scope,
-            filters=filters,
-            order=order,
-            page_size=page_size,
-            max_records=max_records,
-            max_bytes=max_bytes,
-        )
-        if cursor is not None:
-            body = self._verify(cursor, "query")
-            if body.get("qh") != spec.digest():
-                raise CursorError("cursor was issued for another query")
-            return self.query_continue(cursor)
-        return self.query_at(spec, self.revision, cursor_ttl=cursor_ttl)
+        if request.cursor is not None:
+            self.check_cursor_query(request.cursor, request.spec)
+            return self.query_continue(request.cursor)
+        return self.query_at(request.spec, self.revision, cursor_ttl=request.cursor_ttl)
+
+    def check_cursor_query(self, cursor: str, spec: QuerySpec) -> None:
+        """CursorError unless ``cursor`` is a valid query cursor issued for ``spec``."""
+        body = self._verify(cursor, "query")
+        if body.get("qh") != spec.digest():
+            raise CursorError("cursor was issued for another query")
 
     def query_at(
         self, spec: QuerySpec, revision: int, *, cursor_ttl: float = 3600, operation: str = "query"
@@ -397,7 +380,7 @@ class RecordStore:
                 "SELECT DISTINCT id FROM records WHERE revision > ? AND revision <= ? ORDER BY id",
                 (since, until),
             ).fetchall()
-        return [str(row[0]) for row in rows]
+        return [str(row["id"]) for row in rows]
 
     def iter_visible(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -23,10 +24,45 @@ __all__ = [
     "RecordId",
     "RecordRef",
     "Snapshot",
+    "format_content_version",
+    "format_revision",
+    "parse_content_version",
+    "parse_revision",
     "record_id_of",
 ]
 
 ContentType = Literal["text", "bytes", "json"]
+
+_REVISION = re.compile(r"r(0|[1-9][0-9]*)")
+
+
+def format_revision(revision: int) -> str:
+    """``r<N>``: a store revision as the ``record_store`` source writes it."""
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 0:
+        raise ValueError(f"a store revision is an int >= 0, not {revision!r}")
+    return f"r{revision}"
+
+
+def parse_revision(text: str) -> int:
+    """The store revision ``r<N>`` names; ValueError naming ``text`` for anything else."""
+    match = _REVISION.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"not a record store revision ('r<N>', e.g. 'r12'): {text!r}")
+    return int(match[1])
+
+
+def format_content_version(revision: int, sha256: str) -> str:
+    """``r<N>:<sha256>``: the content version of the record version written at ``revision``."""
+    return f"{format_revision(revision)}:{sha256}"
+
+
+def parse_content_version(text: str) -> int:
+    """The store revision a ``r<N>:<sha256>`` content version was written at; ValueError
+    naming ``text`` for anything else."""
+    head, colon, _ = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if not colon:
+        raise ValueError(f"not a record content version ('r<N>:<sha256>'): {text!r}")
+    return parse_revision(head)
 
 
 class RecordRef(FrozenModel):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from taskctx.errors import NotFoundError
 from taskctx_records.content import canonical_json, encode
@@ -120,11 +120,19 @@ def allocate(conn: sqlite3.Connection, count: int) -> int:
         "UPDATE store_state SET revision = revision + ? WHERE id = 1 RETURNING revision",
         (count,),
     ).fetchone()
-    return int(row[0]) - count + 1
+    return int(row["revision"]) - count + 1
 
 
-_Latest = tuple[int, str, str, str, int, "str | None", "str | None"]
-"""version, collection, scope JSON, meta JSON, deleted, kind, source of a latest version."""
+class _Latest(NamedTuple):
+    """What a write needs of a record's latest version (scope and meta as stored JSON)."""
+
+    version: int
+    collection: str
+    scope: str
+    meta: str
+    deleted: bool
+    kind: str | None
+    source: str | None
 
 
 def _latest(conn: sqlite3.Connection, record_id: str) -> _Latest | None:
@@ -135,7 +143,15 @@ def _latest(conn: sqlite3.Connection, record_id: str) -> _Latest | None:
     ).fetchone()
     if row is None:
         return None
-    return (int(row[0]), row[1], row[2], row[3], int(row[4]), row[5], row[6])
+    return _Latest(
+        version=int(row["version"]),
+        collection=row["collection"],
+        scope=row["scope"],
+        meta=row["meta"],
+        deleted=bool(row["deleted"]),
+        kind=row["kind"],
+        source=row["source"],
+    )
 
 
 def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
@@ -162,18 +178,19 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
                     "and no such record exists; choose another id"
                 )
         if item.delete:
-            if previous is None or previous[4]:
+            if previous is None or previous.deleted:
                 raise NotFoundError(f"no record {record_id!r} to delete")
-            _, collection, scope_json, meta_json, _, kind, source = previous
+            collection, scope_json, meta_json = previous.collection, previous.scope, previous.meta
+            kind, source = previous.kind, previous.source
             pairs = scope_pairs(json.loads(scope_json))
             encoded = encode("")
             stored: Any = None
         else:
             collection = item.collection
-            if previous is not None and previous[1] != collection:
+            if previous is not None and previous.collection != collection:
                 raise ValueError(
-                    f"record {record_id!r} is in collection {previous[1]!r}; a record keeps "
-                    f"its collection (asked {collection!r})"
+                    f"record {record_id!r} is in collection {previous.collection!r}; a record "
+                    f"keeps its collection (asked {collection!r})"
                 )
             encoded = encode(item.content)
             stored = encoded.stored
@@ -181,10 +198,10 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
             meta_json = canonical_json(dict(item.meta or {}), "record meta")
             pairs = scope_pairs(item.scope)
             kind, source = item.kind, item.source
-        version = 1 if previous is None else previous[0] + 1
+        version = 1 if previous is None else previous.version + 1
         if previous is not None:
-            supersede.append((revision, record_id, previous[0]))
-            old_pairs = scope_pairs(json.loads(previous[2]))
+            supersede.append((revision, record_id, previous.version))
+            old_pairs = scope_pairs(json.loads(previous.scope))
             if old_pairs and old_pairs != pairs:  # departure: the old scope sees the change
                 scope_rows += [(record_id, version, revision, k, v, 0) for k, v in old_pairs]
         scope_rows += [(record_id, version, revision, k, v, 1) for k, v in pairs]
@@ -208,9 +225,9 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
                 now,
             )
         )
-        latest[record_id] = (
-            version, collection, scope_json, meta_json, int(item.delete), kind, source
-        )  # fmt: skip
+        latest[record_id] = _Latest(
+            version, collection, scope_json, meta_json, item.delete, kind, source
+        )
         refs.append(
             RecordRef(
                 id=record_id,

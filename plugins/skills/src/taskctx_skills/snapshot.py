@@ -14,7 +14,6 @@ again and reads, so no byte is read from a skill the limits refuse.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import attrs
 
+from taskctx.digests import sha256_digest
 from taskctx.errors import TaskCtxError
 from taskctx_skills.errors import SkillValidationError
 from taskctx_skills.files import (
@@ -66,7 +66,7 @@ def revision_of(files: tuple[SkillFile, ...]) -> str:
     """``sha256:`` of the canonical list of (path, file digest): a digest of all files."""
     listing = [[f.path, f.sha256] for f in sorted(files, key=lambda f: f.path)]
     raw = json.dumps(listing, separators=(",", ":"), ensure_ascii=False).encode()
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    return sha256_digest(raw)
 
 
 def _hidden(name: str) -> bool:
@@ -228,7 +228,7 @@ def take_snapshot(
     files = tuple(
         SkillFile(
             path=relative,
-            sha256="sha256:" + hashlib.sha256(data).hexdigest(),
+            sha256=sha256_digest(data),
             size=len(data),
             kind=resource_kind(relative),
         )

@@ -16,7 +16,6 @@ than a bound (a blob: ``SkillLimits.max_file_bytes``; a manifest: 64 MiB).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -27,6 +26,7 @@ from typing import Any
 import attrs
 from pydantic import ValidationError
 
+from taskctx.digests import sha256_digest
 from taskctx.statefiles import ensure_state_dir
 from taskctx_skills.errors import (
     SkillRevisionNotFoundError,
@@ -125,7 +125,7 @@ class SkillStore:
 
     def put_blob(self, data: bytes) -> str:
         """Store ``data``; return its ``sha256:`` digest."""
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        digest = sha256_digest(data)
         self._write(self._object_parts(digest), data)
         return digest
 
@@ -138,7 +138,7 @@ class SkillStore:
             raise SkillRevisionNotFoundError(
                 f"blob {digest} is missing from the skill store {self.root}"
             ) from None
-        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+        if sha256_digest(data) != digest:
             raise SkillStoreError(f"blob {path} does not match its digest {digest}: tampered with")
         return data
 
@@ -200,7 +200,7 @@ class SkillStore:
             ],
         }
         raw = _canonical(body)
-        revision = "sha256:" + hashlib.sha256(raw).hexdigest()
+        revision = sha256_digest(raw)
         self._write(("bindings", f"{_hex(revision)}.json"), raw)
         return revision
 
@@ -214,7 +214,7 @@ class SkillStore:
             raise SkillRevisionNotFoundError(
                 f"skill binding {revision} is not in the skill store {self.root}"
             ) from None
-        if "sha256:" + hashlib.sha256(raw).hexdigest() != revision:
+        if sha256_digest(raw) != revision:
             raise SkillStoreError(f"skill binding manifest {path} does not match its name")
         try:
             body = json.loads(raw)

@@ -13,7 +13,6 @@ parsed again on every scan. A ``timeout`` is not cached: it may not happen next 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError
 from taskctx.media import handler_for
 from taskctx.protocols import FileIOHandler, ParsedDocument, missing_members, protocol_shape
@@ -113,12 +113,12 @@ class ParseCache:
         data: bytes | None = None
         if sha256 is None:
             data = load()
-            sha256 = _sha256(data)
+            sha256 = sha256_hex(data)
         result = self._get(sha256, handler)
         if result is None:
             if data is None:
                 data = load()
-                actual = _sha256(data)
+                actual = sha256_hex(data)
                 if actual != sha256:
                     sha256 = actual
                     result = self._get(sha256, handler)
@@ -254,7 +254,3 @@ class ParseCache:
             self._memory.move_to_end(name)
             while len(self._memory) > _MEMORY_ENTRIES:
                 self._memory.popitem(last=False)
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

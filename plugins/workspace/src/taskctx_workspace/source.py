@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from taskctx.digests import sha256_digest, sha256_hex
 from taskctx.errors import MediaError, NotFoundError, StaleReaderError, UnsupportedScopeError
 from taskctx.media import MediaClass, MediaDecision, decode_text, handler_missing
 from taskctx.model import (
@@ -160,7 +161,7 @@ class WorkspaceSource:
     def _describe(self, path: str, stamp: Stamp) -> Iterable[SourceDescriptor]:
         workspace = self.workspace
         data = workspace.read_bytes(path)
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         decision = workspace.media(path, data)
         title = path.rsplit("/", 1)[-1]
         base: dict[str, Any] = {
@@ -322,7 +323,7 @@ class WorkspaceSource:
         """One read of the file and the content version of exactly those bytes; refused when
         the reader pinned another version (the file changed since the snapshot)."""
         data = self._bytes(path)
-        version = "sha256:" + hashlib.sha256(data).hexdigest()
+        version = sha256_digest(data)
         if pinned is not None and version != pinned:
             raise StaleReaderError(
                 f"{path} changed since the snapshot: its bytes are {version}, the reader "
@@ -337,7 +338,7 @@ class WorkspaceSource:
         if handler is None:
             problem = handler_missing(path, decision.media_type)
             raise MediaError(problem.message, code=problem.code)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256_hex(data)
         return self.workspace._parses().parsed(digest, handler, path, lambda: data)
 
     def _read_whole(self, path: str, limit: int | None, pinned: str | None) -> ExactRead:

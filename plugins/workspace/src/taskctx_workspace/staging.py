@@ -27,7 +27,6 @@ step name of :data:`STEPS` as that step completes.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import stat
@@ -36,6 +35,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from taskctx.digests import sha256_hex
 from taskctx.errors import TaskCtxError
 from taskctx_workspace.beneath import Located
 from taskctx_workspace.errors import (
@@ -82,10 +82,6 @@ def _step(name: str) -> None:
         hook(name)
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def temp_name(name: str) -> str:
     """A fresh hidden temporary name for a sibling of ``name``: this pid and 12 random hex."""
     return f".{name[:150]}{TEMP_MARKER}{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -130,7 +126,7 @@ def atomic_write(at: Located, data: bytes, *, expected_current: str | None = Non
         os.fsync(fd)
         _step("temp_synced")
         if expected_current is not None:
-            found = _sha256(at.read())
+            found = sha256_hex(at.read())
             if found != expected_current:
                 raise WorkspaceConflictError(
                     f"{rel} changed while it was being edited: expected sha256 "
@@ -222,9 +218,9 @@ def sweep_stale(folder: int) -> int:
 
 def stage_bytes(at: Located, data: bytes) -> StagedFile:
     """Write the candidate ``data`` at ``at`` and read it back whole."""
-    digest = _sha256(data)
+    digest = sha256_hex(data)
     atomic_write(at, data)
-    back = _sha256(read_whole(at))
+    back = sha256_hex(read_whole(at))
     if back != digest:
         raise PromotionBlocked(
             at.rel, "readback_mismatch", f"staged bytes read back as {back}, written as {digest}"
@@ -259,7 +255,7 @@ def promote_bytes(
         raise PromotionBlocked(
             target_rel, "staged_missing", f"the staged candidate {staged.path!r} is gone"
         ) from None
-    actual = _sha256(data)
+    actual = sha256_hex(data)
     if actual != staged.sha256:
         raise PromotionBlocked(
             target_rel,
@@ -283,11 +279,11 @@ def promote_bytes(
             raise PromotionBlocked(
                 target_rel, "readback_failed", f"{type(exc).__name__}: {exc}"
             ) from exc
-    if _sha256(back) != actual:
+    if sha256_hex(back) != actual:
         raise PromotionBlocked(
             target_rel,
             "readback_mismatch",
-            f"the target reads back as {_sha256(back)}, promoted as {actual}",
+            f"the target reads back as {sha256_hex(back)}, promoted as {actual}",
         )
     return FileRef(
         path=target_rel, sha256=actual, size=len(back), readback_verified=True, origin=origin

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import uuid
@@ -28,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
+from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError, PolicyError
 from taskctx.media import (
     HEAD_BYTES,
@@ -80,10 +80,6 @@ __all__ = ["HEAD_BYTES", "FileStat", "Mode", "TaskWorkspace", "default_agent_roo
 Mode = Literal["read_only", "read_write"]
 ReadOrigin = Literal["auto", "external", "fallback"]
 _MODES = ("read_only", "read_write")
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class TaskWorkspace:
@@ -338,7 +334,7 @@ class TaskWorkspace:
         if decision.media_class is MediaClass.TEXT:
             data = read_all(fd)  # the digest is of exactly these bytes
             decision = classify_bytes(rel, data)  # all of them: a NUL past the head is binary
-            facts.update(sha256=_sha256(data), size=len(data), media_type=decision.media_type)
+            facts.update(sha256=sha256_hex(data), size=len(data), media_type=decision.media_type)
             if decision.media_class is not MediaClass.TEXT:
                 return reference_only(facts, None)
             try:
@@ -350,7 +346,7 @@ class TaskWorkspace:
         digest = (
             self._digest_cache().digest(rel, lambda: os.dup(fd), stamp_of(st))
             if found == "external"
-            else _sha256(read_all(fd))
+            else sha256_hex(read_all(fd))
         )
         facts["sha256"] = digest
         if decision.media_class is MediaClass.DOCUMENT:
@@ -515,7 +511,7 @@ class TaskWorkspace:
         area, origin = self._write_target(rel)
         with self._open_target(area, rel) as at:
             staging.atomic_write(at, data)
-        return FileRef(path=rel, sha256=_sha256(data), size=len(data), origin=origin)
+        return FileRef(path=rel, sha256=sha256_hex(data), size=len(data), origin=origin)
 
     def edit_file(
         self, path: str, old: str, new: str, expected_sha256: str | None = None
@@ -538,7 +534,7 @@ class TaskWorkspace:
             data = read_all(fd)
         finally:
             os.close(fd)
-        digest = _sha256(data)
+        digest = sha256_hex(data)
         if expected_sha256 is not None and expected_sha256 != digest:
             raise WorkspaceConflictError(
                 f"{rel}: expected sha256 {expected_sha256} but the file is {digest}; "
@@ -553,7 +549,7 @@ class TaskWorkspace:
         current = digest if found == origin else None  # checked again just before replace
         with self._open_target(area, rel) as at:
             staging.atomic_write(at, updated, expected_current=current)
-        return FileRef(path=rel, sha256=_sha256(updated), size=len(updated), origin=origin)
+        return FileRef(path=rel, sha256=sha256_hex(updated), size=len(updated), origin=origin)
 
     # -- staged delivery ---------------------------------------------------------------
 
