@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskctx_records import Record, RecordStore
+from taskctx_records import Record, RecordStore, format_content_version, parse_content_version
 
 from taskctx.errors import NotFoundError
 from taskctx.model import (
@@ -53,15 +53,16 @@ __all__ = ["SessionMemorySource", "task_text"]
 
 
 def _revision_of(version: str | None) -> int | None:
-    if version and version.startswith("r") and ":" in version:
-        head = version[1:].split(":", 1)[0]
-        return int(head) if head.isdigit() else None
-    return None
+    """The store revision of a ``r<N>:<sha256>`` content version; None for anything else."""
+    try:
+        return parse_content_version(version) if version else None
+    except ValueError:
+        return None
 
 
 def _item_of(namespace: Namespace, record: Record) -> MemoryItem | None:
     """The item of a record of ``namespace``; None if it is no well-formed note or task."""
-    version = f"r{record.revision}:{record.sha256}"
+    version = format_content_version(record.revision, record.sha256)
     note = note_of(record)
     if note is not None:
         return note_item(namespace, *note, version=version)

@@ -31,6 +31,8 @@ from taskctx_records.values import (
     RecordId,
     RecordRef,
     Snapshot,
+    format_content_version,
+    parse_content_version,
 )
 
 __all__ = [
@@ -57,4 +59,6 @@ __all__ = [
     "RecordStoreError",
     "RecordStorePathError",
     "Snapshot",
+    "format_content_version",
+    "parse_content_version",
 ]
