@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from taskctx import hookimpl
 from taskctx.errors import SourceUnavailableError
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
-from taskctx.protocols import ContextSource
+from taskctx.plugins import PluginHost
+from taskctx.protocols import ContextSource, Selector
 from taskctx.testing import MemorySource
 
 
@@ -104,3 +106,16 @@ class CueAfterEnumeration:
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
         """The inner exact read."""
         return await self.inner.async_read_exact(ref, limit)
+
+
+def selector_host(selector: Selector) -> PluginHost:
+    """A built-ins-only host (structural order) with ``selector`` registered through the hook."""
+
+    class Plugin:
+        @hookimpl
+        def register_selectors(self, register: Callable[[Selector], None]) -> None:
+            register(selector)
+
+    host = PluginHost(allow=[])
+    host.register(Plugin(), name="test-selector")
+    return host

@@ -43,6 +43,7 @@ from tests.core.sources import (
     FailsOnEnumerate,
     MovesOnceSource,
     numbered,
+    selector_host,
 )
 
 
@@ -631,19 +632,6 @@ class ListSelector:
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer
-
-
-def selector_host(selector: ListSelector) -> PluginHost:
-    """A host with ``selector`` registered through the hook."""
-
-    class Plugin:
-        @hookimpl
-        def register_selectors(self, register):  # type: ignore[no-untyped-def]
-            register(selector)
-
-    host = PluginHost(allow=[])
-    host.register(Plugin(), name="fixed-selector")
-    return host
 
 
 def test_selector_choice_is_delivered_in_rank_order() -> None:

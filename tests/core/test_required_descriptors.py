@@ -32,6 +32,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import SelectionRequest
 from taskctx.testing import MemorySource
+from tests.core.sources import selector_host
 from tests.core.test_index import RecordingProvider
 
 GUIDE = "guide.md"
@@ -439,19 +440,6 @@ class RecordingSelector:
         """The keys of candidates titled in ``pick``."""
         self.requests.append(request)
         return [c.key for c in request.candidates if c.title in self.pick]
-
-
-def selector_host(selector: RecordingSelector) -> PluginHost:
-    """A built-ins-only host (structural order) with ``selector`` registered."""
-
-    class Plugin:
-        @hookimpl
-        def register_selectors(self, register):  # type: ignore[no-untyped-def]
-            register(selector)
-
-    host = PluginHost(allow=[])
-    host.register(Plugin(), name="recording-selector")
-    return host
 
 
 def test_a_selector_sees_the_summary_instead_of_the_body() -> None:
