@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from taskctx.markup import attrs, escape_attr, escape_text
 from taskctx.media import MediaClass, classify
@@ -97,23 +97,36 @@ def _is_text(omission: Omission) -> bool:
     return media_class in (MediaClass.TEXT, MediaClass.DOCUMENT)
 
 
-def _listed_omissions(omissions: Sequence[Omission]) -> tuple[list[Omission], list[str]]:
-    """The omissions shown one by one, and the summary lines (one per reason present)
-    when some optional ones were only counted."""
-    shown: list[Omission] = []
-    per_reason: Counter[OmissionReason] = Counter()
-    for omission in omissions:
-        if omission.required or per_reason[omission.reason] < LISTED_PER_REASON:
-            shown.append(omission)
-            if not omission.required:
-                per_reason[omission.reason] += 1
-    if len(shown) == len(omissions):
+_Item = TypeVar("_Item")
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def _capped(
+    items: Sequence[_Item], key: Callable[[_Item], _Key], capped: Callable[[_Item], bool]
+) -> tuple[list[_Item], list[tuple[_Key, int, int]]]:
+    """The items shown one by one (at most :data:`LISTED_PER_REASON` capped ones per key),
+    and, when some were only counted, ``(key, count, listed)`` for every key present."""
+    shown: list[_Item] = []
+    per_key: Counter[_Key] = Counter()
+    for item in items:
+        limited = capped(item)
+        if not limited or per_key[key(item)] < LISTED_PER_REASON:
+            shown.append(item)
+            per_key[key(item)] += limited
+    if len(shown) == len(items):
         return shown, []
-    totals = Counter(o.reason for o in omissions)
-    listed = Counter(o.reason for o in shown)
+    totals = Counter(key(item) for item in items)
+    listed = Counter(key(item) for item in shown)
+    return shown, [(k, count, listed[k]) for k, count in totals.items()]
+
+
+def _listed_omissions(omissions: Sequence[Omission]) -> tuple[list[Omission], list[str]]:
+    """The omissions shown one by one (required ones always), and the summary lines (one
+    per reason present) when some optional ones were only counted."""
+    shown, counts = _capped(omissions, lambda o: o.reason, lambda o: not o.required)
     summary = [
-        f"<omitted-summary {attrs(reason=reason.value, count=count, listed=listed[reason])}/>"
-        for reason, count in totals.items()
+        f"<omitted-summary {attrs(reason=reason.value, count=count, listed=listed)}/>"
+        for reason, count, listed in counts
     ]
     return shown, summary
 
@@ -122,22 +135,12 @@ def _listed_diagnostics(
     diagnostics: Sequence[Diagnostic],
 ) -> tuple[list[Diagnostic], list[str]]:
     """The diagnostics shown one by one (informational ones capped per code), and the
-    summary lines when some were only counted."""
-    shown: list[Diagnostic] = []
-    per_code: Counter[str] = Counter()
-    for diagnostic in diagnostics:
-        capped = diagnostic.severity is Severity.INFO
-        if not capped or per_code[diagnostic.code] < LISTED_PER_REASON:
-            shown.append(diagnostic)
-            per_code[diagnostic.code] += capped
-    if len(shown) == len(diagnostics):
-        return shown, []
-    totals = Counter(d.code for d in diagnostics)
-    listed = Counter(d.code for d in shown)
+    summary lines of the codes some of whose diagnostics were only counted."""
+    shown, counts = _capped(diagnostics, lambda d: d.code, lambda d: d.severity is Severity.INFO)
     summary = [
-        f"<diagnostic-summary {attrs(code=code, count=count, listed=listed[code])}/>"
-        for code, count in totals.items()
-        if count > listed[code]
+        f"<diagnostic-summary {attrs(code=code, count=count, listed=listed)}/>"
+        for code, count, listed in counts
+        if count > listed
     ]
     return shown, summary
 
