@@ -1,0 +1,241 @@
+"""The MCP server: the low-level ``mcp.server.lowlevel.Server`` over a ContextService.
+
+Handlers translate only: arguments are validated by the tool input models, the service
+(the kernel) answers, and the answer becomes MCP content. Tool failures come back as
+``isError`` results naming the reason (the spec's tool execution errors); resource
+failures as JSON-RPC errors (``-32602`` for bad input, ``-32603`` for server trouble)
+with ``data.reason``. No handler lets a traceback reach the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import BaseModel
+
+from taskctx import ContextPackage, ContextRef, OmissionReason, __version__
+from taskctx_mcp.errors import ErrorReason, wire_error
+from taskctx_mcp.service import ContextService
+from taskctx_mcp.tools import Tool, tools_for
+from taskctx_mcp.uris import SCOPE_PARAMETERS, ref_to_uri, uri_to_ref
+from taskctx_mcp.watch import Watcher
+
+__all__ = ["build_server", "initialization_options"]
+
+Context = ServerRequestContext[Any, Any]
+
+
+def _raise_wire(exc: BaseException) -> MCPError:
+    error = wire_error(exc)
+    return MCPError(error.code, error.message, error.data)
+
+
+def tool_result(output: BaseModel, package: ContextPackage | None = None) -> types.CallToolResult:
+    """A tool's structured output, with its text (the view for a package) and images."""
+    text = package.render() if package is not None else output.model_dump_json(indent=2)
+    content: list[types.ContentBlock] = [types.TextContent(text=text)]
+    if package is not None:
+        content += [
+            types.ImageContent(data=a.data_base64, mime_type=a.media_type)
+            for a in package.attachments
+        ]
+    return types.CallToolResult(content=content, structured_content=output.model_dump(mode="json"))
+
+
+def error_result(exc: BaseException) -> types.CallToolResult:
+    """A tool execution error: ``isError`` with the reason and the message, no traceback."""
+    error = wire_error(exc)
+    return types.CallToolResult(
+        content=[types.TextContent(text=f"error [{error.reason.value}]: {error.message}")],
+        structured_content={"error": {"reason": error.reason.value, "message": error.message}},
+        is_error=True,
+    )
+
+
+def _resource_contents(uri: str, package: ContextPackage) -> list[Any]:
+    """What a read of ``uri`` delivered: its text, or its image as a blob; else an error."""
+    for attachment in package.attachments:
+        return [
+            types.BlobResourceContents(
+                uri=uri, mime_type=attachment.media_type, blob=attachment.data_base64
+            )
+        ]
+    for block in package.blocks:
+        if block.representation.value == "reference_only":
+            break
+        return [
+            types.TextResourceContents(uri=uri, mime_type=_text_type(block), text=block.content)
+        ]
+    reasons = "; ".join(
+        f"{o.reason.value}{': ' + o.detail if o.detail else ''}" for o in package.omissions
+    )
+    reason = _omission_reason(package)
+    if reason is ErrorReason.REFERENCE_ONLY:
+        message = f"{uri} is delivered as a reference only, never as guessed text"
+    else:
+        message = f"{uri} was not delivered"
+    raise MCPError(
+        INVALID_PARAMS,
+        message + (f" ({reasons})" if reasons else ""),
+        {"reason": reason.value},
+    )
+
+
+_OMITTED_AS = {
+    OmissionReason.NOT_FOUND: ErrorReason.NOT_FOUND,
+    OmissionReason.UNSUPPORTED_SCOPE: ErrorReason.UNSUPPORTED_SCOPE,
+    OmissionReason.READ_FAILED: ErrorReason.NOT_FOUND,
+}
+
+
+def _omission_reason(package: ContextPackage) -> ErrorReason:
+    """Why the one requested ref is not in the package, as an error reason."""
+    for omission in package.omissions:
+        if omission.required and omission.reason in _OMITTED_AS:
+            return _OMITTED_AS[omission.reason]
+    return ErrorReason.REFERENCE_ONLY
+
+
+def _text_type(block: Any) -> str:
+    if block.representation.value == "parsed_text":
+        return "text/plain"  # parsed text of a document, not the document's bytes
+    return str(block.media_type)
+
+
+def build_server(service: ContextService) -> Server[Any]:
+    """The low-level MCP server answering from ``service``."""
+    tools: dict[str, Tool] = {tool.name: tool for tool in tools_for(service)}
+    bus = InMemorySubscriptionBus()
+    watcher = Watcher(service, bus)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as group:
+            if service.config.resources.poll_interval > 0:
+                group.start_soon(watcher.run, service.config.resources.poll_interval)
+            try:
+                yield {"service": service}
+            finally:
+                group.cancel_scope.cancel()
+
+    async def list_tools(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool.describe() for tool in tools.values()])
+
+    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"unknown tool {params.name!r}; tools: {', '.join(sorted(tools))}",
+                {"reason": ErrorReason.UNKNOWN_TOOL.value},
+            )
+        try:
+            output, package = await tool.call(params.arguments or {})
+        except Exception as exc:  # every failure is reported as a tool error, never raised
+            return error_result(exc)
+        return tool_result(output, package)
+
+    async def list_resources(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        page = await _guarded(service.list_resources(cursor))
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=ref_to_uri(_ref(binding_id, d.path)),
+                    name=f"{binding_id}/{d.path}",
+                    title=d.title,
+                    mime_type=d.media_type,
+                    size=d.size,
+                )
+                for binding_id, d in page.items
+            ],
+            next_cursor=page.next_cursor,
+        )
+
+    async def list_templates(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=f"taskctx://{{binding}}/{{+path}}{{?{kind.value}}}",
+                    name=f"scoped-{kind.value}",
+                    description=f"A scoped read of an item: {meaning}.",
+                )
+                for kind, meaning in SCOPE_PARAMETERS.items()
+            ]
+        )
+
+    async def read_resource(
+        ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        package = await _guarded(service.read_resource(params.uri))
+        return types.ReadResourceResult(contents=_resource_contents(params.uri, package))
+
+    async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        await _guarded(_check_uri(service, params.uri))
+        await watcher.subscribe(params.uri, ctx.session)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: Context, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        watcher.unsubscribe(params.uri, ctx.session)
+        return types.EmptyResult()
+
+    return Server(
+        service.config.name,
+        version=__version__,
+        instructions=(
+            "Task context from taskctx. Call read_context(query) for a package; refs in it "
+            "are aliases ([[ref:ref_N]]) that read_ref resolves; follow cursor with "
+            "read_next while has_more. Coverage says what each source was searched for."
+        ),
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+
+
+def initialization_options(server: Server[Any]) -> InitializationOptions:
+    """Capabilities including resource subscriptions and list-change notifications."""
+    return server.create_initialization_options(NotificationOptions(resources_changed=True))
+
+
+async def _check_uri(service: ContextService, uri: str) -> None:
+    service._attached(uri_to_ref(uri))  # an unknown binding or URI fails the subscription
+
+
+def _ref(binding_id: str, path: str) -> ContextRef:
+    return ContextRef(binding=binding_id, path=path)
+
+
+async def _guarded(call: Awaitable[Any]) -> Any:
+    """Await ``call``; any failure becomes an MCPError with a reason, never a traceback."""
+    try:
+        return await call
+    except MCPError:
+        raise
+    except Exception as exc:
+        raise _raise_wire(exc) from None

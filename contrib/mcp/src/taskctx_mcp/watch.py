@@ -1,0 +1,84 @@
+"""Update notifications: poll the bound sources' revisions, tell subscribers what moved.
+
+A subscription is to a resource URI; when its binding's revision moves, every session
+subscribed to a URI of that binding gets ``notifications/resources/updated`` (and
+``notifications/resources/list_changed``, since items may have come or gone). Sessions
+on the 2026 protocol listen through ``subscriptions/listen``; the same events go to
+them through the SDK's subscription bus. Revisions are the sources' cheap stamps, so a
+poll never rescans a source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import attrs
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
+
+from taskctx_mcp.service import ContextService
+from taskctx_mcp.uris import uri_to_ref
+
+__all__ = ["Watcher"]
+
+
+@attrs.define(slots=True)
+class Watcher:
+    """Subscriptions by URI and the last revisions seen."""
+
+    service: ContextService
+    bus: InMemorySubscriptionBus
+    _sessions: dict[str, list[Any]] = attrs.field(factory=dict)
+    _seen: dict[str, str | None] | None = None
+
+    async def subscribe(self, uri: str, session: Any) -> None:
+        """Notify ``session`` when ``uri``'s binding moves (from the current revision on)."""
+        if self._seen is None:
+            self._seen = await self.service.revisions()
+        sessions = self._sessions.setdefault(uri, [])
+        if session not in sessions:
+            sessions.append(session)
+
+    def unsubscribe(self, uri: str, session: Any) -> None:
+        """Stop notifying ``session`` about ``uri`` (unknown subscriptions are ignored)."""
+        sessions = self._sessions.get(uri, [])
+        if session in sessions:
+            sessions.remove(session)
+        if not sessions:
+            self._sessions.pop(uri, None)
+
+    async def check(self) -> set[str]:
+        """Compare revisions with the last seen; notify and return the bindings that moved."""
+        now = await self.service.revisions()
+        before, self._seen = self._seen, now
+        if before is None:
+            return set()
+        moved = {b for b, revision in now.items() if before.get(b) != revision}
+        if not moved:
+            return moved
+        await self.bus.publish(ResourcesListChanged())
+        notified: set[int] = set()
+        for uri, sessions in list(self._sessions.items()):
+            if uri_to_ref(uri).binding not in moved:
+                continue
+            await self.bus.publish(ResourceUpdated(uri=uri))
+            for session in list(sessions):
+                try:
+                    await session.send_resource_updated(uri)
+                    if id(session) not in notified:
+                        notified.add(id(session))
+                        await session.send_resource_list_changed()
+                except Exception:  # a closed session: stop notifying it
+                    sessions.remove(session)
+        return moved
+
+    async def run(self, interval: float) -> None:
+        """Check every ``interval`` seconds until cancelled."""
+        self._seen = await self.service.revisions()
+        while True:
+            await anyio.sleep(interval)
+            await self.check()
