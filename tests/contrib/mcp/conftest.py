@@ -8,7 +8,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from taskctx_mcp import ContextService, ServerConfig
 
 PLUGINS = ("taskctx-workspace", "taskctx-records", "taskctx-memory", "taskctx-fts")

@@ -12,8 +12,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-
 from taskctx_mcp import ContextService, build_server
+
 from tests.contrib.mcp.conftest import PNG, make_config
 
 MODES = ["legacy", "auto"]
@@ -114,12 +114,14 @@ def test_read_context_read_next_and_read_ref(service: ContextService, mode: str)
         assert not result.is_error, result.content
     out = first.structured_content
     assert out is not None
-    assert out["has_more"] is True and out["page"] == 1
+    assert out["has_more"] is True
+    assert out["page"] == 1
     assert set(out["coverage"]) == {"files", "records"}
     assert out["coverage"]["files"]["outcome"] == "matched"
     assert "[[ref:ref_1]]" in out["view"]
     assert "ctx://" not in str(out)  # the model sees aliases, never canonical refs
-    assert second.structured_content is not None and second.structured_content["page"] == 2
+    assert second.structured_content is not None
+    assert second.structured_content["page"] == 2
     assert second.structured_content["snapshot"] == out["snapshot"]
     assert whole.structured_content is not None
     assert whole.structured_content["blocks"][0]["completeness"] == "complete"

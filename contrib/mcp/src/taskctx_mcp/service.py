@@ -88,14 +88,15 @@ class ContextService:
         working_state = None
         for binding in config.bindings:
             try:
+                if binding.kind == "session_memory" and working_state is None:
+                    # the writable state first: it creates the store the source reads
+                    working_state = _working_state(binding.options)
                 source = context.source(binding.kind, **dict(binding.options))
                 context.attach(source, binding_id=binding.binding_id)
-            except (TypeError, TaskCtxError) as exc:  # a factory refused its options
+            except (TypeError, KeyError, TaskCtxError) as exc:  # a factory refused options
                 raise ServiceError(
                     f"binding {binding.binding_id!r} ({binding.kind}): {exc}"
                 ) from exc
-            if binding.kind == "session_memory" and working_state is None:
-                working_state = _working_state(binding.options)
         return cls(config, context, working_state)
 
     # -- reads -------------------------------------------------------------------------
