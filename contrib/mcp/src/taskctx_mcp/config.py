@@ -91,11 +91,26 @@ class ServerConfig(FrozenModel):
     name: str = "taskctx"
     bindings: tuple[BindingConfig, ...] = ()
     plugins: tuple[str, ...] | None = None
+    """Distributions to load (None: what ``TASKCTX_LOAD_PLUGINS`` allows)."""
     budget: ContextBudget = Field(default_factory=ContextBudget)
     consumer: ContextConsumer = Field(default_factory=lambda: ContextConsumer(name="mcp"))
     configuration: RunConfiguration = Field(default_factory=RunConfiguration)
     resources: ResourceSettings = Field(default_factory=ResourceSettings)
     cursor_ttl: float = Field(default=3600.0, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sources(cls, data: Any) -> Any:
+        """``sources = ["KIND:k=v,..."]`` (the ``--source`` form) joins ``bindings``."""
+        if isinstance(data, Mapping) and "sources" in data:
+            data = dict(data)
+            sources = data.pop("sources")
+            if not isinstance(sources, Sequence) or isinstance(sources, str):
+                raise ValueError("sources is a list of KIND:key=value,... strings")
+            if not all(isinstance(raw, str) for raw in sources):
+                raise ValueError("sources is a list of KIND:key=value,... strings")
+            data["bindings"] = [*data.get("bindings", ()), *map(parse_source_spec, sources)]
+        return data
 
     @field_validator("bindings", mode="before")
     @classmethod
