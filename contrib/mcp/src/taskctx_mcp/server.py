@@ -19,7 +19,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
@@ -214,7 +214,7 @@ def build_server(service: ContextService) -> Server[Any]:
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=watcher.listener(),
     )
 
 

@@ -10,15 +10,18 @@ poll never rescans a source.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import attrs
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
+    ListenHandler,
     ResourcesListChanged,
     ResourceUpdated,
 )
+from mcp_types import SubscriptionsListenRequestParams
 
 from taskctx_mcp.service import ContextService
 from taskctx_mcp.uris import uri_to_ref
@@ -33,6 +36,7 @@ class Watcher:
     service: ContextService
     bus: InMemorySubscriptionBus
     _sessions: dict[str, list[Any]] = attrs.field(factory=dict)
+    _listened: dict[str, int] = attrs.field(factory=dict)
     _seen: dict[str, str | None] | None = None
 
     async def subscribe(self, uri: str, session: Any) -> None:
@@ -51,6 +55,27 @@ class Watcher:
         if not sessions:
             self._sessions.pop(uri, None)
 
+    def listener(self) -> Callable[[Any, SubscriptionsListenRequestParams], Awaitable[Any]]:
+        """The ``subscriptions/listen`` handler: the SDK's, told which URIs are listened
+        to so that their binding's moves are published."""
+        handler = ListenHandler(self.bus)
+
+        async def listen(ctx: Any, params: SubscriptionsListenRequestParams) -> Any:
+            uris = list(params.notifications.resource_subscriptions or ())
+            for uri in uris:
+                self._listened[uri] = self._listened.get(uri, 0) + 1
+            if self._seen is None:
+                self._seen = await self.service.revisions()
+            try:
+                return await handler(ctx, params)
+            finally:
+                for uri in uris:
+                    self._listened[uri] -= 1
+                    if not self._listened[uri]:
+                        del self._listened[uri]
+
+        return listen
+
     async def check(self) -> set[str]:
         """Compare revisions with the last seen; notify and return the bindings that moved."""
         now = await self.service.revisions()
@@ -61,11 +86,13 @@ class Watcher:
         if not moved:
             return moved
         await self.bus.publish(ResourcesListChanged())
+        for uri in list(self._listened):
+            if uri_to_ref(uri).binding in moved:
+                await self.bus.publish(ResourceUpdated(uri=uri))
         notified: set[int] = set()
         for uri, sessions in list(self._sessions.items()):
             if uri_to_ref(uri).binding not in moved:
                 continue
-            await self.bus.publish(ResourceUpdated(uri=uri))
             for session in list(sessions):
                 try:
                     await session.send_resource_updated(uri)
