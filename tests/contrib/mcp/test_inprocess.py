@@ -153,6 +153,10 @@ def test_bad_tool_input_is_a_tool_error_naming_it(service: ContextService, mode:
             "argument": ("read_context", {"query": "x", "max_chars": 0}),
             "extra": ("read_context", {"query": "x", "bogus": 1}),
             "unbound": ("read_ref", {"ref_or_alias": "ctx://elsewhere/a.txt"}),
+            "missing": ("read_ref", {"ref_or_alias": "ctx://files/missing.txt"}),
+            "scope": ("read_ref", {"ref_or_alias": "ctx://files/notes.txt", "scope": "lines:9-3"}),
+            "image": ("read_ref", {"ref_or_alias": "taskctx://files/chart.png"}),
+            "empty": ("read_ref", {"ref_or_alias": ""}),
         }
         return {
             name: error_of(await client.call_tool(tool, args))
@@ -173,6 +177,11 @@ def test_bad_tool_input_is_a_tool_error_naming_it(service: ContextService, mode:
     assert "max_chars" in errors["argument"]["message"]
     assert errors["extra"]["reason"] == "invalid_arguments"
     assert errors["unbound"]["reason"] == "unknown_binding"
+    assert errors["missing"]["reason"] == "not_found"
+    assert errors["scope"]["reason"] == "unsupported_scope"
+    assert errors["image"]["reason"] == "reference_only"
+    assert "never as guessed text" in errors["image"]["message"]
+    assert errors["empty"]["reason"] == "invalid_arguments"
 
 
 @pytest.mark.parametrize("mode", MODES)

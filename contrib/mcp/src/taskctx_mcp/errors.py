@@ -13,6 +13,7 @@ import attrs
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
+from taskctx import ContextPackage, OmissionReason, Representation
 from taskctx.errors import (
     CursorError,
     MediaError,
@@ -31,7 +32,7 @@ from taskctx_mcp.config import ConfigError
 from taskctx_mcp.service import ServiceError
 from taskctx_mcp.uris import URIError
 
-__all__ = ["ErrorReason", "WireError", "wire_error"]
+__all__ = ["ErrorReason", "NotDeliveredError", "WireError", "check_delivered", "wire_error"]
 
 
 class ErrorReason(str, Enum):
@@ -52,6 +53,46 @@ class ErrorReason(str, Enum):
     SOURCE_UNAVAILABLE = "source_unavailable"
     UNKNOWN_TOOL = "unknown_tool"
     INTERNAL = "internal"
+
+
+class NotDeliveredError(TaskCtxError):
+    """The one ref a read asked for is not in its package; ``reason`` says why."""
+
+    def __init__(self, message: str, reason: ErrorReason) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+_OMITTED_AS = {
+    OmissionReason.NOT_FOUND: ErrorReason.NOT_FOUND,
+    OmissionReason.READ_FAILED: ErrorReason.NOT_FOUND,
+    OmissionReason.UNSUPPORTED_SCOPE: ErrorReason.UNSUPPORTED_SCOPE,
+}
+
+
+def check_delivered(package: ContextPackage, what: str) -> None:
+    """Raise NotDeliveredError unless ``package`` holds a block or an attachment.
+
+    The kernel decided, and said why in an omission: a missing item or a scope nobody
+    serves is bad input; anything else (an image for a consumer without image
+    attachments, a document without a handler) is reference only, never guessed text.
+    """
+    if any(b.representation is not Representation.REFERENCE_ONLY for b in package.blocks):
+        return
+    if package.attachments:
+        return
+    details = "; ".join(
+        f"{o.reason.value}{': ' + o.detail if o.detail else ''}" for o in package.omissions
+    )
+    reason = next(
+        (_OMITTED_AS[o.reason] for o in package.omissions if o.reason in _OMITTED_AS),
+        ErrorReason.REFERENCE_ONLY,
+    )
+    if reason is ErrorReason.REFERENCE_ONLY:
+        message = f"{what} is delivered as a reference only, never as guessed text"
+    else:
+        message = f"{what} was not delivered"
+    raise NotDeliveredError(message + (f" ({details})" if details else ""), reason)
 
 
 @attrs.define(slots=True, frozen=True)
@@ -103,6 +144,8 @@ def wire_error(exc: BaseException) -> WireError:
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
         )
         return WireError(INVALID_PARAMS, ErrorReason.INVALID_ARGUMENTS, problems)
+    if isinstance(exc, NotDeliveredError):
+        return WireError(INVALID_PARAMS, exc.reason, str(exc))
     for kind, reason in _REASONS:
         if isinstance(exc, kind):
             code = INTERNAL_ERROR if reason in _SERVER_SIDE else INVALID_PARAMS

@@ -24,8 +24,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
 
-from taskctx import ContextPackage, ContextRef, OmissionReason, __version__
-from taskctx_mcp.errors import ErrorReason, wire_error
+from taskctx import ContextPackage, ContextRef, __version__
+from taskctx_mcp.errors import ErrorReason, check_delivered, wire_error
 from taskctx_mcp.service import ContextService
 from taskctx_mcp.tools import Tool, tools_for
 from taskctx_mcp.uris import SCOPE_PARAMETERS, ref_to_uri, uri_to_ref
@@ -64,47 +64,16 @@ def error_result(exc: BaseException) -> types.CallToolResult:
 
 
 def _resource_contents(uri: str, package: ContextPackage) -> list[Any]:
-    """What a read of ``uri`` delivered: its text, or its image as a blob; else an error."""
+    """What a read of ``uri`` delivered: its text, or its image as a blob."""
+    check_delivered(package, uri)
     for attachment in package.attachments:
         return [
             types.BlobResourceContents(
                 uri=uri, mime_type=attachment.media_type, blob=attachment.data_base64
             )
         ]
-    for block in package.blocks:
-        if block.representation.value == "reference_only":
-            break
-        return [
-            types.TextResourceContents(uri=uri, mime_type=_text_type(block), text=block.content)
-        ]
-    reasons = "; ".join(
-        f"{o.reason.value}{': ' + o.detail if o.detail else ''}" for o in package.omissions
-    )
-    reason = _omission_reason(package)
-    if reason is ErrorReason.REFERENCE_ONLY:
-        message = f"{uri} is delivered as a reference only, never as guessed text"
-    else:
-        message = f"{uri} was not delivered"
-    raise MCPError(
-        INVALID_PARAMS,
-        message + (f" ({reasons})" if reasons else ""),
-        {"reason": reason.value},
-    )
-
-
-_OMITTED_AS = {
-    OmissionReason.NOT_FOUND: ErrorReason.NOT_FOUND,
-    OmissionReason.UNSUPPORTED_SCOPE: ErrorReason.UNSUPPORTED_SCOPE,
-    OmissionReason.READ_FAILED: ErrorReason.NOT_FOUND,
-}
-
-
-def _omission_reason(package: ContextPackage) -> ErrorReason:
-    """Why the one requested ref is not in the package, as an error reason."""
-    for omission in package.omissions:
-        if omission.required and omission.reason in _OMITTED_AS:
-            return _OMITTED_AS[omission.reason]
-    return ErrorReason.REFERENCE_ONLY
+    block = package.blocks[0]
+    return [types.TextResourceContents(uri=uri, mime_type=_text_type(block), text=block.content)]
 
 
 def _text_type(block: Any) -> str:
@@ -185,7 +154,8 @@ def build_server(service: ContextService) -> Server[Any]:
         ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         package = await _guarded(service.read_resource(params.uri))
-        return types.ReadResourceResult(contents=_resource_contents(params.uri, package))
+        contents = await _guarded(_contents(params.uri, package))
+        return types.ReadResourceResult(contents=contents)
 
     async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
         await _guarded(_check_uri(service, params.uri))
@@ -221,6 +191,10 @@ def build_server(service: ContextService) -> Server[Any]:
 def initialization_options(server: Server[Any]) -> InitializationOptions:
     """Capabilities including resource subscriptions and list-change notifications."""
     return server.create_initialization_options(NotificationOptions(resources_changed=True))
+
+
+async def _contents(uri: str, package: ContextPackage) -> list[Any]:
+    return _resource_contents(uri, package)
 
 
 async def _check_uri(service: ContextService, uri: str) -> None:

@@ -15,6 +15,7 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from taskctx import ContextPackage
+from taskctx_mcp.errors import check_delivered
 from taskctx_mcp.outputs import (
     NoteDeleteInput,
     NoteDeleteOutput,
@@ -91,6 +92,7 @@ def tools_for(service: ContextService) -> list[Tool]:
             package_id=args.package_id,
             max_chars=args.max_chars,
         )
+        check_delivered(package, args.ref_or_alias)
         return PackageOutput.of(package), package
 
     tools = [
