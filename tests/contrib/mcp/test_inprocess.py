@@ -12,9 +12,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from taskctx_mcp import ContextService, build_server
+from taskctx_mcp import ContextService, ServerConfig, build_server
 
 from tests.contrib.mcp.conftest import PNG, make_config
+from tests.contrib.mcp.exercise import check, exercise, exercise_config
 
 MODES = ["legacy", "auto"]
 
@@ -321,3 +322,14 @@ def test_parsed_text_and_the_scope_parameter_round_trip(service: ContextService)
 
     a, b = run(service, "legacy", body)
     assert a == b == "line one\nline two\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_resource_page_read_and_tool_in_process(
+    project: Path, state_dir: Path, tmp_path: Path, mode: str
+) -> None:
+    """In process: every resource page and read, every tool, an unknown URI, a forged
+    alias and tampered cursors, with the answers every transport must give."""
+    config = ServerConfig.model_validate(exercise_config(project, state_dir, tmp_path / "mem"))
+    walk = run(ContextService.from_config(config), mode, exercise)
+    check(walk)

@@ -3,6 +3,7 @@ the latter checked by the protocol's official conformance suite."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+
+from tests.contrib.mcp.exercise import check, exercise, exercise_config
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
@@ -42,50 +44,35 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def test_stdio_subprocess_serves_tools_and_resources(project: Path, state_dir: Path) -> None:
-    """A real ``taskctx-mcp serve`` subprocess on stdio: every resource page, a read, a
-    tool call, a forged alias and an unknown URI, through the SDK's stdio client."""
+def _toml(value: Any) -> str:
+    """A TOML value (strings, numbers, lists, inline tables) for the config file."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+
+
+def test_stdio_subprocess_walks_every_page_read_and_tool(
+    project: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """A real ``taskctx-mcp serve CONFIG`` subprocess on stdio, configured by a TOML
+    file: every resource page and read, every tool, an unknown URI, a forged alias and
+    tampered cursors, through the SDK's stdio client; the same answers as in process."""
+    config = exercise_config(project, state_dir, tmp_path / "mem")
+    path = tmp_path / "mcp.toml"
+    path.write_text("\n".join(f"{key} = {_toml(value)}" for key, value in config.items()))
     params = StdioServerParameters(
-        command=str(BIN / "taskctx-mcp"),
-        args=["serve", "--workspace", str(project), "--records", str(state_dir)],
-        env=_environment(),
+        command=str(BIN / "taskctx-mcp"), args=["serve", str(path)], env=_environment()
     )
 
     async def main() -> dict[str, Any]:
         async with Client(params, mode="legacy") as client:
-            uris: list[str] = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_resources(cursor=cursor)
-                uris += [r.uri for r in page.resources]
-                if page.next_cursor is None:
-                    break
-                cursor = page.next_cursor
-            text = (await client.read_resource("taskctx://files/main.py")).contents[0]
-            context = await client.call_tool("read_context", {"query": "upload"})
-            forged = await client.call_tool("read_ref", {"ref_or_alias": "ref_77"})
-            try:
-                await client.read_resource("taskctx://files/nothing-here.txt")
-                unknown: Any = None
-            except Exception as exc:
-                unknown = exc
-            return {
-                "uris": uris,
-                "text": text,
-                "context": context,
-                "forged": forged,
-                "unknown": unknown,
-            }
+            return await exercise(client)
 
-    out = anyio.run(main)
-    assert "taskctx://files/docs/upload.md" in out["uris"]
-    assert isinstance(out["text"], types.TextResourceContents)
-    assert out["text"].text == "print('hello')\n"
-    assert not out["context"].is_error
-    assert "[[ref:ref_1]]" in out["context"].structured_content["view"]
-    assert out["forged"].is_error
-    assert out["forged"].structured_content["error"]["reason"] == "unknown_alias"
-    assert getattr(out["unknown"], "data", None) == {"reason": "not_found"}
+    check(anyio.run(main))
 
 
 def test_serve_refuses_a_bad_configuration(tmp_path: Path) -> None:

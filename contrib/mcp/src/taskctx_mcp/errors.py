@@ -29,10 +29,16 @@ from taskctx.errors import (
     UnsupportedScopeError,
 )
 from taskctx_mcp.config import ConfigError
-from taskctx_mcp.service import ServiceError
 from taskctx_mcp.uris import URIError
 
-__all__ = ["ErrorReason", "NotDeliveredError", "WireError", "check_delivered", "wire_error"]
+__all__ = [
+    "ErrorReason",
+    "NotDeliveredError",
+    "ServiceError",
+    "WireError",
+    "check_delivered",
+    "wire_error",
+]
 
 
 class ErrorReason(str, Enum):
@@ -53,6 +59,10 @@ class ErrorReason(str, Enum):
     SOURCE_UNAVAILABLE = "source_unavailable"
     UNKNOWN_TOOL = "unknown_tool"
     INTERNAL = "internal"
+
+
+class ServiceError(TaskCtxError):
+    """Bad input the kernel has no error of its own for (an alias with no read, say)."""
 
 
 class NotDeliveredError(TaskCtxError):

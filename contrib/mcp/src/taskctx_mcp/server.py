@@ -25,7 +25,7 @@ from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
 
 from taskctx import ContextPackage, ContextRef, __version__
-from taskctx_mcp.errors import ErrorReason, check_delivered, wire_error
+from taskctx_mcp.errors import ErrorReason, wire_error
 from taskctx_mcp.service import ContextService
 from taskctx_mcp.tools import Tool, tools_for
 from taskctx_mcp.uris import SCOPE_PARAMETERS, ref_to_uri, uri_to_ref
@@ -64,8 +64,7 @@ def error_result(exc: BaseException) -> types.CallToolResult:
 
 
 def _resource_contents(uri: str, package: ContextPackage) -> list[Any]:
-    """What a read of ``uri`` delivered: its text, or its image as a blob."""
-    check_delivered(package, uri)
+    """What a read of ``uri`` delivered (checked by the service): text, or an image blob."""
     for attachment in package.attachments:
         return [
             types.BlobResourceContents(
@@ -154,11 +153,10 @@ def build_server(service: ContextService) -> Server[Any]:
         ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         package = await _guarded(service.read_resource(params.uri))
-        contents = await _guarded(_contents(params.uri, package))
-        return types.ReadResourceResult(contents=contents)
+        return types.ReadResourceResult(contents=_resource_contents(params.uri, package))
 
     async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        await _guarded(_check_uri(service, params.uri))
+        await _guarded(_check_uri(service, params.uri))  # unknown bindings fail it
         await watcher.subscribe(params.uri, ctx.session)
         return types.EmptyResult()
 
@@ -193,12 +191,8 @@ def initialization_options(server: Server[Any]) -> InitializationOptions:
     return server.create_initialization_options(NotificationOptions(resources_changed=True))
 
 
-async def _contents(uri: str, package: ContextPackage) -> list[Any]:
-    return _resource_contents(uri, package)
-
-
 async def _check_uri(service: ContextService, uri: str) -> None:
-    service._attached(uri_to_ref(uri))  # an unknown binding or URI fails the subscription
+    service.bound(uri_to_ref(uri))
 
 
 def _ref(binding_id: str, path: str) -> ContextRef:

@@ -32,16 +32,13 @@ from taskctx.cursor import CursorSigner
 from taskctx.errors import CursorError, StaleReaderError
 from taskctx.media import is_hidden_path
 from taskctx_mcp.config import ServerConfig
+from taskctx_mcp.errors import ServiceError, check_delivered
 from taskctx_mcp.uris import uri_to_ref
 
 __all__ = ["ContextService", "ResourcePage", "ServiceError"]
 
 RESOURCE_CURSOR_PURPOSE = "taskctx-mcp.resources.v1"
 _KEEP_READERS = 64  # readers whose cursors and aliases stay resolvable in this process
-
-
-class ServiceError(TaskCtxError):
-    """Bad input the kernel has no error of its own for (an alias with no read, say)."""
 
 
 @attrs.define(slots=True, frozen=True)
@@ -180,9 +177,9 @@ class ContextService:
         ``ctx://`` ref or a resource URI; the kernel validates an alias."""
         text = text.strip()
         if text.startswith("ctx://"):
-            return self._attached(ContextRef.parse(text))
+            return self.bound(ContextRef.parse(text))
         if text.startswith("taskctx://"):
-            return self._attached(uri_to_ref(text))
+            return self.bound(uri_to_ref(text))
         packages = self._latest_packages(package_id)
         if not packages:
             raise ServiceError(
@@ -197,7 +194,8 @@ class ContextService:
         assert error is not None
         raise error
 
-    def _attached(self, ref: ContextRef) -> ContextRef:
+    def bound(self, ref: ContextRef) -> ContextRef:
+        """``ref`` if its binding is bound here; UnknownBindingError naming the bound ones."""
         if ref.binding not in self.context.bindings:
             attached = ", ".join(map(repr, sorted(self.context.bindings))) or "none"
             raise UnknownBindingError(
@@ -221,7 +219,7 @@ class ContextService:
 
     async def read_exact(self, ref: ContextRef, max_chars: int) -> ContextPackage:
         """The package holding exactly ``ref`` (an explicit ref: never cut, never dropped)."""
-        ref = self._attached(ref)
+        ref = self.bound(ref)
         intent = ContextReadIntent(
             query="",
             explicit_refs=(ref,),
@@ -323,8 +321,11 @@ class ContextService:
         )
 
     async def read_resource(self, uri: str) -> ContextPackage:
-        """The package holding the item (or scope) a resource URI names."""
-        return await self.read_exact(uri_to_ref(uri), self.config.resources.max_chars)
+        """The package holding the item (or scope) a resource URI names; NotDeliveredError
+        (with the kernel's reason) when it holds neither text nor an image of it."""
+        package = await self.read_exact(uri_to_ref(uri), self.config.resources.max_chars)
+        check_delivered(package, uri)
+        return package
 
 
 def _whole_items(descriptors: tuple[SourceDescriptor, ...]) -> Iterator[SourceDescriptor]:
