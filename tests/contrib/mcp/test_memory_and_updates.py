@@ -138,3 +138,31 @@ def test_subscribing_to_an_unbound_uri_is_refused(project: Path) -> None:
             return caught.value
 
     assert anyio.run(main).data == {"reason": "unknown_binding"}
+
+
+@LEGACY_SUBSCRIBE
+def test_an_unsubscribed_uri_is_not_notified(project: Path) -> None:
+    """After resources/unsubscribe (a later request of the same connection) a change
+    sends no resources/updated for the URI; one still subscribed is notified."""
+    service = ContextService.from_config(make_config(project, resources={"poll_interval": 0.1}))
+    seen: list[str] = []
+    updated = anyio.Event()
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            seen.append(message.params.uri)
+            updated.set()
+
+    async def main() -> None:
+        async with Client(build_server(service), mode="legacy", message_handler=handler) as c:
+            await c.subscribe_resource("taskctx://files/notes.txt")
+            await c.subscribe_resource("taskctx://files/main.py")
+            await c.unsubscribe_resource("taskctx://files/notes.txt")
+            await anyio.sleep(0.3)
+            (project / "notes.txt").write_text("changed\n")
+            with anyio.fail_after(10):
+                await updated.wait()
+            await anyio.sleep(0.3)
+
+    anyio.run(main)
+    assert set(seen) == {"taskctx://files/main.py"}

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
 
-from taskctx import ContextPackage, ContextRef, __version__
+from taskctx import ContextBlock, ContextPackage, ContextRef, Representation, __version__
 from taskctx_mcp.errors import ErrorReason, wire_error
 from taskctx_mcp.service import ContextService
 from taskctx_mcp.tools import Tool, tools_for
@@ -36,7 +36,7 @@ __all__ = ["build_server", "initialization_options"]
 Context = ServerRequestContext[Any, Any]
 
 
-def _raise_wire(exc: BaseException) -> MCPError:
+def _mcp_error(exc: BaseException) -> MCPError:
     error = wire_error(exc)
     return MCPError(error.code, error.message, error.data)
 
@@ -65,20 +65,19 @@ def error_result(exc: BaseException) -> types.CallToolResult:
 
 def _resource_contents(uri: str, package: ContextPackage) -> list[Any]:
     """What a read of ``uri`` delivered (checked by the service): text, or an image blob."""
-    for attachment in package.attachments:
+    if package.attachments:
+        image = package.attachments[0]
         return [
-            types.BlobResourceContents(
-                uri=uri, mime_type=attachment.media_type, blob=attachment.data_base64
-            )
+            types.BlobResourceContents(uri=uri, mime_type=image.media_type, blob=image.data_base64)
         ]
     block = package.blocks[0]
     return [types.TextResourceContents(uri=uri, mime_type=_text_type(block), text=block.content)]
 
 
-def _text_type(block: Any) -> str:
-    if block.representation.value == "parsed_text":
+def _text_type(block: ContextBlock) -> str:
+    if block.representation is Representation.PARSED_TEXT:
         return "text/plain"  # parsed text of a document, not the document's bytes
-    return str(block.media_type)
+    return block.media_type
 
 
 def build_server(service: ContextService) -> Server[Any]:
@@ -206,4 +205,4 @@ async def _guarded(call: Awaitable[Any]) -> Any:
     except MCPError:
         raise
     except Exception as exc:
-        raise _raise_wire(exc) from None
+        raise _mcp_error(exc) from None

@@ -29,13 +29,19 @@ from taskctx_mcp.uris import uri_to_ref
 __all__ = ["Watcher"]
 
 
+def _connection_key(session: Any) -> int:
+    """One key per client connection: the SDK makes a ServerSession per request, all on
+    the connection they share (kept while subscribed, so its id is not reused)."""
+    return id(getattr(session, "_connection", session))
+
+
 @attrs.define(slots=True)
 class Watcher:
     """Subscriptions by URI and the last revisions seen."""
 
     service: ContextService
     bus: InMemorySubscriptionBus
-    _sessions: dict[str, list[Any]] = attrs.field(factory=dict)
+    _sessions: dict[str, dict[int, Any]] = attrs.field(factory=dict)
     _listened: dict[str, int] = attrs.field(factory=dict)
     _seen: dict[str, str | None] | None = None
 
@@ -43,15 +49,12 @@ class Watcher:
         """Notify ``session`` when ``uri``'s binding moves (from the current revision on)."""
         if self._seen is None:
             self._seen = await self.service.revisions()
-        sessions = self._sessions.setdefault(uri, [])
-        if session not in sessions:
-            sessions.append(session)
+        self._sessions.setdefault(uri, {})[_connection_key(session)] = session
 
     def unsubscribe(self, uri: str, session: Any) -> None:
-        """Stop notifying ``session`` about ``uri`` (unknown subscriptions are ignored)."""
-        sessions = self._sessions.get(uri, [])
-        if session in sessions:
-            sessions.remove(session)
+        """Stop notifying ``session``'s connection about ``uri`` (unknown ones are ignored)."""
+        sessions = self._sessions.get(uri, {})
+        sessions.pop(_connection_key(session), None)
         if not sessions:
             self._sessions.pop(uri, None)
 
@@ -93,14 +96,14 @@ class Watcher:
         for uri, sessions in list(self._sessions.items()):
             if uri_to_ref(uri).binding not in moved:
                 continue
-            for session in list(sessions):
+            for key, session in list(sessions.items()):
                 try:
                     await session.send_resource_updated(uri)
-                    if id(session) not in notified:
-                        notified.add(id(session))
+                    if key not in notified:
+                        notified.add(key)
                         await session.send_resource_list_changed()
-                except Exception:  # a closed session: stop notifying it
-                    sessions.remove(session)
+                except Exception:  # a closed connection: stop notifying it
+                    sessions.pop(key, None)
         return moved
 
     async def run(self, interval: float) -> None:
