@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from taskctx import ContextBudget, ContextConsumer, RunConfiguration, TaskCtxError
+from taskctx.cursor import check_ttl
 from taskctx.model import FrozenModel
 
 if sys.version_info >= (3, 11):
@@ -96,7 +97,16 @@ class ServerConfig(FrozenModel):
     consumer: ContextConsumer = Field(default_factory=lambda: ContextConsumer(name="mcp"))
     configuration: RunConfiguration = Field(default_factory=RunConfiguration)
     resources: ResourceSettings = Field(default_factory=ResourceSettings)
-    cursor_ttl: float = Field(default=3600.0, gt=0)
+    cursor_ttl: float = 3600.0
+    """Seconds a read or listing cursor stays valid (the kernel's bounds)."""
+
+    @field_validator("cursor_ttl", mode="before")
+    @classmethod
+    def _ttl(cls, value: object) -> float:
+        try:
+            return check_ttl(value)
+        except TypeError as exc:  # pydantic reports ValueErrors, not TypeErrors
+            raise ValueError(str(exc)) from None
 
     @model_validator(mode="before")
     @classmethod

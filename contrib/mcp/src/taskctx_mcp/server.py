@@ -123,8 +123,8 @@ def build_server(service: ContextService) -> Server[Any]:
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
-                    uri=ref_to_uri(_ref(binding_id, d.path)),
-                    name=f"{binding_id}/{d.path}",
+                    uri=ref_to_uri(ContextRef(binding=binding_id, path=d.path, scope=d.scope)),
+                    name=f"{binding_id}/{d.path}" + (f"#{d.scope}" if d.scope else ""),
                     title=d.title,
                     mime_type=d.media_type,
                     size=d.size,
@@ -192,10 +192,6 @@ def initialization_options(server: Server[Any]) -> InitializationOptions:
 
 async def _check_uri(service: ContextService, uri: str) -> None:
     service.bound(uri_to_ref(uri))
-
-
-def _ref(binding_id: str, path: str) -> ContextRef:
-    return ContextRef(binding=binding_id, path=path)
 
 
 async def _guarded(call: Awaitable[Any]) -> Any:

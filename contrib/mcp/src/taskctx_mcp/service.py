@@ -10,7 +10,6 @@ to.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -245,7 +244,7 @@ class ContextService:
         return found
 
     async def list_resources(self, cursor: str | None) -> ResourcePage:
-        """One page of whole items (no sections, no hidden files) across the bindings.
+        """One page of descriptors (hidden files are not offered) across the bindings.
 
         The cursor is signed with the context's cursor key and carries the pinned
         revisions; a source that moved since the first page fails the listing
@@ -285,7 +284,7 @@ class ContextService:
                     f"source {binding_id!r} moved from revision {revision!r} to "
                     f"{page.revision!r} since this listing began; list again"
                 )
-            listed = list(_whole_items(page.descriptors))
+            listed = [d for d in page.descriptors if not is_hidden_path(d.path)]
             room = size - len(items)
             taken = listed[skip : skip + room]
             items += [(binding_id, d) for d in taken]
@@ -326,13 +325,6 @@ class ContextService:
         package = await self.read_exact(uri_to_ref(uri), self.config.resources.max_chars)
         check_delivered(package, uri)
         return package
-
-
-def _whole_items(descriptors: tuple[SourceDescriptor, ...]) -> Iterator[SourceDescriptor]:
-    """Descriptors of whole items that a read would offer (hidden ones are not)."""
-    for descriptor in descriptors:
-        if descriptor.scope is None and not is_hidden_path(descriptor.path):
-            yield descriptor
 
 
 def _working_state(options: Any) -> Any:
