@@ -189,3 +189,33 @@ def test_a_2026_client_listens_for_updates(project: Path) -> None:
 
     events = anyio.run(main)
     assert any(getattr(e, "uri", None) == "taskctx://files/notes.txt" for e in events)
+
+
+def test_a_binding_that_does_not_answer_is_listed_as_unavailable(
+    project: Path, tmp_path: Path
+) -> None:
+    """A workspace whose root became a file after the server started is named in the page's
+    ``_meta["taskctx/unavailable"]``, never listed as empty; the others still list."""
+    import shutil
+
+    gone = tmp_path / "gone"
+    (gone / "docs").mkdir(parents=True)
+    (gone / "docs" / "a.txt").write_text("a\n")
+    base = ServerConfig.model_validate(
+        {"plugins": list(PLUGINS), "resources": {"poll_interval": 0}}
+    )
+    service = ContextService.from_config(
+        ServerConfig.from_flags(workspace=[str(project), str(gone)], base=base)
+    )
+    shutil.rmtree(gone)
+    gone.write_text("a file now\n")  # the source refuses a root that is no real folder
+
+    async def main() -> types.ListResourcesResult:
+        async with Client(build_server(service), mode="legacy") as client:
+            return await client.list_resources()
+
+    page = anyio.run(main)
+    assert page.meta == {"taskctx/unavailable": ["files-2"]}
+    uris = [r.uri for r in page.resources]
+    assert "taskctx://files-1/main.py" in uris
+    assert not any(u.startswith("taskctx://files-2/") for u in uris)

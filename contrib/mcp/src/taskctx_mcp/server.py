@@ -34,6 +34,8 @@ from taskctx_mcp.watch import Watcher
 __all__ = ["build_server", "initialization_options"]
 
 Context = ServerRequestContext[Any, Any]
+UNAVAILABLE_META = "taskctx/unavailable"
+"""``_meta`` key of a resources/list page: bindings that did not answer (not listed)."""
 
 
 def _mcp_error(exc: BaseException) -> MCPError:
@@ -132,6 +134,7 @@ def build_server(service: ContextService) -> Server[Any]:
                 for binding_id, d in page.items
             ],
             next_cursor=page.next_cursor,
+            meta={UNAVAILABLE_META: list(page.unavailable)} if page.unavailable else None,
         )
 
     async def list_templates(

@@ -23,6 +23,7 @@ from taskctx import (
     EnumerationRequest,
     PluginHost,
     SourceDescriptor,
+    SourceUnavailableError,
     TaskContext,
     TaskCtxError,
     UnknownBindingError,
@@ -42,10 +43,12 @@ _KEEP_READERS = 64  # readers whose cursors and aliases stay resolvable in this 
 
 @attrs.define(slots=True, frozen=True)
 class ResourcePage:
-    """One page of ``resources/list``: whole-item descriptors by binding, and a cursor."""
+    """One page of ``resources/list``: descriptors by binding, a cursor, and the bindings
+    that did not answer when the listing began (listed as unavailable, never as empty)."""
 
     items: tuple[tuple[str, SourceDescriptor], ...]
     next_cursor: str | None
+    unavailable: tuple[str, ...] = ()
 
 
 @attrs.define(slots=True)
@@ -268,6 +271,7 @@ class ContextService:
                     "the server's bindings changed since this listing began; list again"
                 )
         size = self.config.resources.page_size
+        unavailable = tuple(b for b in bindings if pinned.get(b) is None)
         items: list[tuple[str, SourceDescriptor]] = []
         while position < len(bindings):
             binding_id = bindings[position]
@@ -284,6 +288,10 @@ class ContextService:
                     f"source {binding_id!r} moved from revision {revision!r} to "
                     f"{page.revision!r} since this listing began; list again"
                 )
+            if page.next_cursor is not None and page.next_cursor == source_cursor:
+                raise SourceUnavailableError(
+                    f"source {binding_id!r} returned the same enumeration cursor twice"
+                )
             listed = [d for d in page.descriptors if not is_hidden_path(d.path)]
             room = size - len(items)
             taken = listed[skip : skip + room]
@@ -292,6 +300,7 @@ class ContextService:
                 return ResourcePage(
                     tuple(items),
                     self._resource_cursor(pinned, position, source_cursor, skip + len(taken)),
+                    unavailable,
                 )
             if page.next_cursor is None:
                 position, source_cursor, skip = position + 1, None, 0
@@ -302,8 +311,9 @@ class ContextService:
                 return ResourcePage(
                     tuple(items),
                     self._resource_cursor(pinned, position, source_cursor, 0) if more else None,
+                    unavailable,
                 )
-        return ResourcePage(tuple(items), None)
+        return ResourcePage(tuple(items), None, unavailable)
 
     def _resource_cursor(
         self, pinned: dict[str, str | None], position: int, source_cursor: str | None, skip: int
