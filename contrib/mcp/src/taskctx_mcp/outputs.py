@@ -12,7 +12,15 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from taskctx import ContextFilters, ContextPackage, SourceCoverage
+from taskctx import (
+    Attachment,
+    ContextBlock,
+    ContextFilters,
+    ContextPackage,
+    Diagnostic,
+    Omission,
+    SourceCoverage,
+)
 from taskctx.model import FrozenModel
 
 __all__ = [
@@ -106,6 +114,26 @@ class BlockOutput(FrozenModel):
     digest: str
     content: str
 
+    @classmethod
+    def of(cls, b: ContextBlock) -> BlockOutput:
+        """The output of one delivered block."""
+        return cls(
+            alias=b.alias,
+            binding_id=b.binding_id,
+            source_kind=b.source_kind,
+            role=b.role,
+            required=b.required,
+            title=b.title,
+            scope=b.scope,
+            media_type=b.media_type,
+            representation=b.representation.value,
+            completeness=b.completeness.value,
+            chars=b.chars,
+            chars_original=b.chars_original,
+            digest=b.digest,
+            content=b.content,
+        )
+
 
 class AttachmentOutput(FrozenModel):
     """One image attachment (its bytes are an image content item of the result)."""
@@ -115,6 +143,13 @@ class AttachmentOutput(FrozenModel):
     bytes: int
     width: int | None = None
     height: int | None = None
+
+    @classmethod
+    def of(cls, a: Attachment) -> AttachmentOutput:
+        """The output of one attachment (without its bytes)."""
+        return cls(
+            alias=a.alias, media_type=a.media_type, bytes=a.bytes, width=a.width, height=a.height
+        )
 
 
 class OmissionOutput(FrozenModel):
@@ -127,6 +162,18 @@ class OmissionOutput(FrozenModel):
     media_type: str | None = None
     detail: str | None = None
 
+    @classmethod
+    def of(cls, o: Omission) -> OmissionOutput:
+        """The output of one omission."""
+        return cls(
+            alias=o.alias,
+            binding_id=o.binding_id,
+            required=o.required,
+            size=o.size,
+            media_type=o.media_type,
+            detail=o.detail,
+        )
+
 
 class DiagnosticOutput(FrozenModel):
     """Something the caller should know about the read."""
@@ -136,6 +183,17 @@ class DiagnosticOutput(FrozenModel):
     message: str
     binding_id: str | None = None
     alias: str | None = None
+
+    @classmethod
+    def of(cls, d: Diagnostic, alias_of: Mapping[str, str]) -> DiagnosticOutput:
+        """The output of one diagnostic; its ref, if any, by alias (``alias_of``)."""
+        return cls(
+            code=d.code,
+            severity=d.severity.value,
+            message=d.message,
+            binding_id=d.binding_id,
+            alias=alias_of.get(str(d.ref)) if d.ref is not None else None,
+        )
 
 
 class PackageOutput(FrozenModel):
@@ -162,60 +220,15 @@ class PackageOutput(FrozenModel):
         alias_of = {str(ref): alias for alias, ref in package.aliases.items()}
         omissions: dict[str, list[OmissionOutput]] = {}
         for omission in package.omissions:
-            omissions.setdefault(omission.reason.value, []).append(
-                OmissionOutput(
-                    alias=omission.alias,
-                    binding_id=omission.binding_id,
-                    required=omission.required,
-                    size=omission.size,
-                    media_type=omission.media_type,
-                    detail=omission.detail,
-                )
-            )
+            omissions.setdefault(omission.reason.value, []).append(OmissionOutput.of(omission))
         return cls(
             package_id=package.package_id,
             page=package.page,
             view=package.render(),
-            blocks=tuple(
-                BlockOutput(
-                    alias=b.alias,
-                    binding_id=b.binding_id,
-                    source_kind=b.source_kind,
-                    role=b.role,
-                    required=b.required,
-                    title=b.title,
-                    scope=b.scope,
-                    media_type=b.media_type,
-                    representation=b.representation.value,
-                    completeness=b.completeness.value,
-                    chars=b.chars,
-                    chars_original=b.chars_original,
-                    digest=b.digest,
-                    content=b.content,
-                )
-                for b in package.blocks
-            ),
-            attachments=tuple(
-                AttachmentOutput(
-                    alias=a.alias,
-                    media_type=a.media_type,
-                    bytes=a.bytes,
-                    width=a.width,
-                    height=a.height,
-                )
-                for a in package.attachments
-            ),
+            blocks=tuple(map(BlockOutput.of, package.blocks)),
+            attachments=tuple(map(AttachmentOutput.of, package.attachments)),
             omissions={reason: tuple(items) for reason, items in omissions.items()},
-            diagnostics=tuple(
-                DiagnosticOutput(
-                    code=d.code,
-                    severity=d.severity.value,
-                    message=d.message,
-                    binding_id=d.binding_id,
-                    alias=alias_of.get(str(d.ref)) if d.ref is not None else None,
-                )
-                for d in package.diagnostics
-            ),
+            diagnostics=tuple(DiagnosticOutput.of(d, alias_of) for d in package.diagnostics),
             coverage=dict(package.source_coverage),
             snapshot=dict(package.snapshot.sources),
             has_more=package.has_more,

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import attrs
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -31,7 +32,7 @@ from taskctx_mcp.tools import Tool, tools_for
 from taskctx_mcp.uris import SCOPE_PARAMETERS, ref_to_uri, uri_to_ref
 from taskctx_mcp.watch import Watcher
 
-__all__ = ["build_server", "initialization_options"]
+__all__ = ["Handlers", "build_server", "initialization_options"]
 
 Context = ServerRequestContext[Any, Any]
 UNAVAILABLE_META = "taskctx/unavailable"
@@ -82,33 +83,48 @@ def _text_type(block: ContextBlock) -> str:
     return block.media_type
 
 
-def build_server(service: ContextService) -> Server[Any]:
-    """The low-level MCP server answering from ``service``."""
-    tools: dict[str, Tool] = {tool.name: tool for tool in tools_for(service)}
-    bus = InMemorySubscriptionBus()
-    watcher = Watcher(service, bus)
+INSTRUCTIONS = (
+    "Task context from taskctx. Call read_context(query) for a package; refs in it are "
+    "aliases ([[ref:ref_N]]) that read_ref resolves; follow cursor with read_next while "
+    "has_more. Coverage says what each source was searched for."
+)
+
+
+@attrs.define(slots=True)
+class Handlers:
+    """The request handlers of one server: each translates one MCP request."""
+
+    service: ContextService
+    tools: dict[str, Tool]
+    watcher: Watcher
 
     @asynccontextmanager
-    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """Poll the bound revisions for notifications while the server runs."""
+        interval = self.service.config.resources.poll_interval
         async with anyio.create_task_group() as group:
-            if service.config.resources.poll_interval > 0:
-                group.start_soon(watcher.run, service.config.resources.poll_interval)
+            if interval > 0:
+                group.start_soon(self.watcher.run, interval)
             try:
-                yield {"service": service}
+                yield {"service": self.service}
             finally:
                 group.cancel_scope.cancel()
 
     async def list_tools(
-        ctx: Context, params: types.PaginatedRequestParams | None
+        self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool.describe() for tool in tools.values()])
+        """``tools/list``: every tool with its input and output schema."""
+        return types.ListToolsResult(tools=[tool.describe() for tool in self.tools.values()])
 
-    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = tools.get(params.name)
+    async def call_tool(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """``tools/call``: the tool's structured output, or an ``isError`` result."""
+        tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(
                 INVALID_PARAMS,
-                f"unknown tool {params.name!r}; tools: {', '.join(sorted(tools))}",
+                f"unknown tool {params.name!r}; tools: {', '.join(sorted(self.tools))}",
                 {"reason": ErrorReason.UNKNOWN_TOOL.value},
             )
         try:
@@ -118,10 +134,11 @@ def build_server(service: ContextService) -> Server[Any]:
         return tool_result(output, package)
 
     async def list_resources(
-        ctx: Context, params: types.PaginatedRequestParams | None
+        self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        """``resources/list``: one page, its cursor, and the bindings that did not answer."""
         cursor = params.cursor if params is not None else None
-        page = await _guarded(service.list_resources(cursor))
+        page = await _guarded(self.service.list_resources(cursor))
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -138,8 +155,9 @@ def build_server(service: ContextService) -> Server[Any]:
         )
 
     async def list_templates(
-        ctx: Context, params: types.PaginatedRequestParams | None
+        self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
+        """``resources/templates/list``: one scoped-read template per scope kind."""
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
@@ -152,38 +170,44 @@ def build_server(service: ContextService) -> Server[Any]:
         )
 
     async def read_resource(
-        ctx: Context, params: types.ReadResourceRequestParams
+        self, ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        package = await _guarded(service.read_resource(params.uri))
+        """``resources/read``: the text or image the kernel delivered, else an error."""
+        package = await _guarded(self.service.read_resource(params.uri))
         return types.ReadResourceResult(contents=_resource_contents(params.uri, package))
 
-    async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        await _guarded(_check_uri(service, params.uri))  # unknown bindings fail it
-        await watcher.subscribe(params.uri, ctx.session)
+    async def subscribe(
+        self, ctx: Context, params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """``resources/subscribe``: a bound URI only."""
+        await _guarded(_check_uri(self.service, params.uri))
+        await self.watcher.subscribe(params.uri, ctx.session)
         return types.EmptyResult()
 
     async def unsubscribe(
-        ctx: Context, params: types.UnsubscribeRequestParams
+        self, ctx: Context, params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        watcher.unsubscribe(params.uri, ctx.session)
+        """``resources/unsubscribe``."""
+        self.watcher.unsubscribe(params.uri, ctx.session)
         return types.EmptyResult()
 
+
+def build_server(service: ContextService) -> Server[Any]:
+    """The low-level MCP server answering from ``service``."""
+    watcher = Watcher(service, InMemorySubscriptionBus())
+    handlers = Handlers(service, {tool.name: tool for tool in tools_for(service)}, watcher)
     return Server(
         service.config.name,
         version=__version__,
-        instructions=(
-            "Task context from taskctx. Call read_context(query) for a package; refs in it "
-            "are aliases ([[ref:ref_N]]) that read_ref resolves; follow cursor with "
-            "read_next while has_more. Coverage says what each source was searched for."
-        ),
-        lifespan=lifespan,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
+        instructions=INSTRUCTIONS,
+        lifespan=handlers.lifespan,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        on_subscribe_resource=handlers.subscribe,
+        on_unsubscribe_resource=handlers.unsubscribe,
         on_subscriptions_listen=watcher.listener(),
     )
 

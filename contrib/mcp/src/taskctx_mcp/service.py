@@ -254,22 +254,7 @@ class ContextService:
         (StaleReaderError): start again from the first page.
         """
         bindings = list(self.context.bindings)
-        if cursor is None:
-            pinned = await self.revisions()
-            position, source_cursor, skip = 0, None, 0
-        else:
-            body = self._signer().verify(cursor)
-            try:
-                pinned = dict(body["snapshot"])
-                position, skip = int(body["binding"]), int(body["skip"])
-                source_cursor = body["source_cursor"]
-                context_revision = str(body["context"])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise CursorError(f"malformed resource cursor payload: {exc}") from None
-            if context_revision != self.context.revision:
-                raise StaleReaderError(
-                    "the server's bindings changed since this listing began; list again"
-                )
+        pinned, position, source_cursor, skip = await self._listing_position(cursor)
         size = self.config.resources.page_size
         unavailable = tuple(b for b in bindings if pinned.get(b) is None)
         items: list[tuple[str, SourceDescriptor]] = []
@@ -314,6 +299,25 @@ class ContextService:
                     unavailable,
                 )
         return ResourcePage(tuple(items), None, unavailable)
+
+    async def _listing_position(
+        self, cursor: str | None
+    ) -> tuple[dict[str, str | None], int, str | None, int]:
+        """Where a listing stands: the pinned revisions, the binding, its source cursor
+        and how many of that source page were listed (a new listing pins them now)."""
+        if cursor is None:
+            return await self.revisions(), 0, None, 0
+        body = self._signer().verify(cursor)
+        try:
+            pinned = dict(body["snapshot"])
+            position, skip = int(body["binding"]), int(body["skip"])
+            source_cursor = body["source_cursor"]
+            context_revision = str(body["context"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CursorError(f"malformed resource cursor payload: {exc}") from None
+        if context_revision != self.context.revision:
+            raise StaleReaderError("the bindings changed since this listing began; list again")
+        return pinned, position, source_cursor, skip
 
     def _resource_cursor(
         self, pinned: dict[str, str | None], position: int, source_cursor: str | None, skip: int
