@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from taskctx.model import (
+    DIRECT_BINDING,
+    ContextRef,
     CoverageOutcome,
     CoverageReason,
     CoverageStatus,
+    Diagnostic,
     Enumeration,
+    OmissionReason,
+    Severity,
     SourceCoverage,
     SourceDescriptor,
 )
+from taskctx.page import Page
 
-__all__ = ["REASON_SENTENCES", "BindingScan", "coverage_for", "describe_reason"]
+__all__ = [
+    "REASON_SENTENCES",
+    "BindingScan",
+    "coverage_for",
+    "describe_reason",
+    "page_coverage",
+]
 
 REASON_SENTENCES: dict[CoverageReason, str] = {
     CoverageReason.NO_LEXICAL_PROVIDER: "no ranking index is installed: candidates came in "
@@ -112,3 +126,50 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
         reasons=reasons,
         revision=scan.revision,
     )
+
+
+def _held_per_binding(page: Page) -> dict[str, int]:
+    """How many items of each binding the page holds: its blocks and attachments, and the
+    sections inside a delivered parent."""
+    held: list[ContextRef] = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
+    held += [o.ref for o in page.omissions if o.reason is OmissionReason.COVERED_BY_PARENT]
+    delivered: dict[str, int] = {}
+    for held_ref in held:
+        delivered[held_ref.binding] = delivered.get(held_ref.binding, 0) + 1
+    return delivered
+
+
+def page_coverage(
+    scans: Sequence[BindingScan],
+    direct: BindingScan | None,
+    page: Page,
+    selection_disabled: bool,
+) -> tuple[dict[str, SourceCoverage], list[Diagnostic]]:
+    """Every binding's coverage of ``page`` (the direct entries first, when there are
+    any), and a diagnostic for each degraded index and unavailable source."""
+    coverage = {}
+    diagnostics: list[Diagnostic] = []
+    delivered = _held_per_binding(page)
+    if direct is not None:
+        coverage[DIRECT_BINDING] = coverage_for(direct, delivered.get(DIRECT_BINDING, 0))
+    for scan in scans:
+        if selection_disabled:
+            scan.reasons.append(CoverageReason.SELECTION_DISABLED)
+        if scan.considered is not None:
+            scan.considered += scan.explicit_outside
+        coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
+        diagnostics.extend(
+            Diagnostic(code="index_degraded", message=warning, binding_id=scan.binding_id)
+            for warning in scan.warnings
+        )
+        if scan.outcome is CoverageOutcome.UNAVAILABLE:
+            diagnostics.append(
+                Diagnostic(
+                    code=CoverageReason.SOURCE_UNAVAILABLE.value,
+                    severity=Severity.ERROR,
+                    binding_id=scan.binding_id,
+                    message=f"source {scan.binding_id!r} ({scan.source_kind}) is "
+                    f"unavailable: {scan.detail or 'no detail'}",
+                )
+            )
+    return coverage, diagnostics
