@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from taskctx.clisources import CliSource, CliValue
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
 from taskctx.digests import sha256_digest, sha256_hex
@@ -93,6 +94,8 @@ __all__ = [
     "Attachment",
     "BudgetExcess",
     "ChangeSet",
+    "CliSource",
+    "CliValue",
     "ConfigurableSource",
     "ConsumptionConflictError",
     "ConsumptionLog",
