@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from taskctx.codes import DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
 from taskctx.digests import sha256_digest, sha256_hex
@@ -111,6 +112,7 @@ __all__ = [
     "CursorError",
     "DescriptorPage",
     "Diagnostic",
+    "DiagnosticCode",
     "EnumerationRequest",
     "ExactRead",
     "FileIOHandler",
@@ -120,6 +122,7 @@ __all__ = [
     "IndexProvider",
     "MaterializationBudgetError",
     "MediaError",
+    "NamespacedCode",
     "NotFoundError",
     "NotInstalledError",
     "Omission",
@@ -131,6 +134,7 @@ __all__ = [
     "PluginLoadWarning",
     "PolicyError",
     "Problem",
+    "ProblemCode",
     "ProtocolMember",
     "ReaderState",
     "Representation",

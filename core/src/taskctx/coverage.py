@@ -28,6 +28,8 @@ REASON_SENTENCES: dict[CoverageReason, str] = {
     CoverageReason.PAGED_RESULT: "the result spans several pages",
     CoverageReason.STREAMING_SCAN_UNMEASURED: "streaming scan cost unmeasured: the operation "
     "examined more than it returned, or cannot say how much it examined",
+    CoverageReason.INDEX_REBUILT: "the index was damaged and rebuilt during this search: "
+    "matches are unknown until the source is indexed again",
 }
 """The sentence a person reads for each kernel coverage reason (the code is what
 programs branch on; render shows codes only)."""
@@ -95,7 +97,7 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
             considered=None,
             delivered=delivered,
             omitted=None,
-            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED.value,),
+            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED,),
             revision=scan.revision,
         )
     considered = max(considered, delivered)

@@ -36,6 +36,7 @@ from taskctx._media_tables import (
     MediaClass,
     _Magic,
 )
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.model import ExactRead, FrozenModel, Problem, Representation
 
@@ -488,4 +489,6 @@ def handler_missing_message(path: str, media_type: str) -> str:
 
 def handler_missing(path: str, media_type: str) -> Problem:
     """The problem of a document no installed FileIOHandler parses: reference only."""
-    return Problem(code="handler_missing", message=handler_missing_message(path, media_type))
+    return Problem(
+        code=ProblemCode.HANDLER_MISSING, message=handler_missing_message(path, media_type)
+    )

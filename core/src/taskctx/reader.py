@@ -17,6 +17,7 @@ import attrs
 
 from taskctx._sync import run_sync
 from taskctx.assembly import Candidate, PageAssembler
+from taskctx.codes import DiagnosticCode
 from taskctx.coverage import BindingScan, coverage_for
 from taskctx.cursor import CursorSigner
 from taskctx.errors import (
@@ -425,7 +426,7 @@ class ContextReader:
             inside = {d.key for d in descriptors if d.key in wanted_keys}
             scan.explicit_outside = len(wanted_keys - inside - core)
         scan.considered = found.considered
-        if CoverageReason.STREAMING_SCAN_UNMEASURED.value in found.reasons:
+        if CoverageReason.STREAMING_SCAN_UNMEASURED in found.reasons:
             scan.considered = None  # the source says it examined more than it counted
         if scan.considered is not None:
             scan.considered += len(core)
@@ -523,13 +524,15 @@ class ContextReader:
                 scan.considered += scan.explicit_outside
             coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
             diagnostics.extend(
-                Diagnostic(code="index_degraded", message=warning, binding_id=scan.binding_id)
+                Diagnostic(
+                    code=DiagnosticCode.INDEX_DEGRADED, message=warning, binding_id=scan.binding_id
+                )
                 for warning in scan.warnings
             )
             if scan.outcome is CoverageOutcome.UNAVAILABLE:
                 diagnostics.append(
                     Diagnostic(
-                        code=CoverageReason.SOURCE_UNAVAILABLE.value,
+                        code=DiagnosticCode.SOURCE_UNAVAILABLE,
                         severity=Severity.ERROR,
                         binding_id=scan.binding_id,
                         message=f"source {scan.binding_id!r} ({scan.source_kind}) is "

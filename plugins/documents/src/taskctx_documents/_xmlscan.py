@@ -28,6 +28,7 @@ from typing import NoReturn
 
 import attrs
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents.limits import MIB, DocumentLimits, over_limit
 
@@ -162,7 +163,7 @@ class PartScan:
                     MediaError(
                         f"{path}: worksheet {name!r} has more than {XLSX_MAX_ROWS:,} rows "
                         "(the most an Excel worksheet holds)",
-                        code="too_large",
+                        code=ProblemCode.TOO_LARGE,
                     )
                 )
             row_depth = depth
@@ -209,7 +210,7 @@ class PartScan:
                 MediaError(
                     f"{path}: XML part {name!r} declares the entity {entity_name!r}; OOXML "
                     "parts never declare entities, and entity expansion is refused",
-                    code="parse_failed",
+                    code=ProblemCode.PARSE_FAILED,
                 )
             )
 
@@ -284,14 +285,14 @@ class PartScan:
     def _unreadable(self, why: str) -> NoReturn:
         raise MediaError(
             f"{self._path}: XML part {self.name!r} cannot be read as XML: {why}",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         ) from None
 
     def _row_too_large(self, what: str) -> MediaError:
         return MediaError(
             f"{self._path}: row {self._state.rows:,} of worksheet {self.name!r} holds {what} "
             "(a worksheet row is read whole)",
-            code="too_large",
+            code=ProblemCode.TOO_LARGE,
         )
 
     def _too_many_elements(self, limit: int) -> MediaError:
