@@ -14,20 +14,6 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
-# Kernel code other helpers of issue 15 are splitting on their own branches at the same
-# time (the reading engine, the CLI, the plugin host, the index, the models, media). The
-# lead removes each entry once that branch is merged; nothing else may be added here.
-MODULES_BEING_SPLIT = frozenset(
-    {
-        "core/src/taskctx/model.py",
-    }
-)
-FUNCTIONS_BEING_SPLIT = frozenset(
-    {
-        "core/src/taskctx/media.py:classify",
-    }
-)
-
 
 def shipped_modules() -> list[Path]:
     """The Python modules the distributions ship: the kernel's, every plugin's and contrib's."""
@@ -91,7 +77,6 @@ def test_every_module_keeps_to_500_lines() -> None:
         f"{_name(path)}: {lines} lines"
         for path in shipped_modules()
         if (lines := module_lines(path)) > MAX_MODULE_LINES
-        and _name(path) not in MODULES_BEING_SPLIT
     ]
     assert offenders == [], f"modules over {MAX_MODULE_LINES} lines:\n" + "\n".join(offenders)
 
@@ -102,23 +87,5 @@ def test_every_function_keeps_to_60_lines() -> None:
         f"{_name(path)}:{name}: {lines} lines"
         for path in shipped_modules()
         for name, lines in long_functions(path, MAX_FUNCTION_LINES)
-        if f"{_name(path)}:{name}" not in FUNCTIONS_BEING_SPLIT
     ]
     assert offenders == [], f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(offenders)
-
-
-def test_the_allowlist_names_only_real_offenders() -> None:
-    """Every allowlisted module and function still exists and is still over its bound:
-    an entry whose code was split must be removed, so the list only shrinks."""
-    paths = {_name(path): path for path in shipped_modules()}
-    stale = [
-        module
-        for module in sorted(MODULES_BEING_SPLIT)
-        if module not in paths or module_lines(paths[module]) <= MAX_MODULE_LINES
-    ]
-    for entry in sorted(FUNCTIONS_BEING_SPLIT):
-        module, _, function = entry.partition(":")
-        long = long_functions(paths[module], MAX_FUNCTION_LINES) if module in paths else []
-        if function not in {name for name, _ in long}:
-            stale.append(entry)
-    assert stale == [], "allowlist entries no longer over their bound:\n" + "\n".join(stale)

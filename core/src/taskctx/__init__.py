@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from taskctx.clisources import CliSource, CliValue
+from taskctx.codes import DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
 from taskctx.digests import sha256_digest, sha256_hex
@@ -114,6 +115,7 @@ __all__ = [
     "CursorError",
     "DescriptorPage",
     "Diagnostic",
+    "DiagnosticCode",
     "EnumerationRequest",
     "ExactRead",
     "FileIOHandler",
@@ -123,6 +125,7 @@ __all__ = [
     "IndexProvider",
     "MaterializationBudgetError",
     "MediaError",
+    "NamespacedCode",
     "NotFoundError",
     "NotInstalledError",
     "Omission",
@@ -134,6 +137,7 @@ __all__ = [
     "PluginLoadWarning",
     "PolicyError",
     "Problem",
+    "ProblemCode",
     "ProtocolMember",
     "ReaderState",
     "Representation",

@@ -20,6 +20,7 @@ import attrs
 from taskctx.aliases import AliasTable
 from taskctx.candidates import Candidate
 from taskctx.claims import PARSEABLE, unbacked_claim
+from taskctx.codes import UNSUPPORTED_MEDIA_CODES, DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.errors import (
     MediaError,
     NotFoundError,
@@ -102,7 +103,11 @@ class PageAssembler:
         )
 
     def _diagnose(
-        self, code: str, message: str, candidate: Candidate, severity: Severity = Severity.WARNING
+        self,
+        code: DiagnosticCode | ProblemCode | NamespacedCode,
+        message: str,
+        candidate: Candidate,
+        severity: Severity = Severity.WARNING,
     ) -> None:
         self.page.diagnostics.append(
             Diagnostic(
@@ -136,7 +141,7 @@ class PageAssembler:
         if candidate.problem is not None:
             reason = (
                 OmissionReason.UNSUPPORTED_MEDIA
-                if candidate.problem.code in ("handler_missing", "encrypted", "parse_failed")
+                if candidate.problem.code in UNSUPPORTED_MEDIA_CODES
                 else OmissionReason.REFERENCE_ONLY
             )
             self.omit(candidate, reason, candidate.problem.message)
@@ -170,7 +175,7 @@ class PageAssembler:
                 "no installed FileIOHandler parses this format; reference only",
             )
             self._diagnose(
-                "handler_missing",
+                ProblemCode.HANDLER_MISSING,
                 handler_missing_message(candidate.ref.path, decision.media_type),
                 candidate,
                 Severity.WARNING if candidate.required else Severity.INFO,
@@ -189,7 +194,7 @@ class PageAssembler:
         claim = candidate.representation.value
         self.omit(candidate, OmissionReason.REFERENCE_ONLY, f"{why}; the {claim} claim is refused")
         self._diagnose(
-            "representation_mismatch",
+            DiagnosticCode.REPRESENTATION_MISMATCH,
             f"{candidate.ref.path}: the source describes it as {claim}, but {why}",
             candidate,
             Severity.WARNING if candidate.required else Severity.INFO,
@@ -203,7 +208,7 @@ class PageAssembler:
             return True
         self.omit(candidate, OmissionReason.READ_FAILED, problem)
         self._diagnose(
-            "representation_mismatch",
+            DiagnosticCode.REPRESENTATION_MISMATCH,
             f"reading {candidate.ref.path} failed: {problem}",
             candidate,
             Severity.ERROR if candidate.required else Severity.WARNING,
@@ -217,7 +222,7 @@ class PageAssembler:
             came = "text" if read.text is not None else "no content"
             raise MediaError(
                 f"{candidate.ref}: the descriptor claims an image but the read returned {came}",
-                code="invalid_image",
+                code=ProblemCode.INVALID_IMAGE,
             )
         data = read.data
         declared = [normalize_media_type(t) for t in (candidate.media_type, read.media_type)]
@@ -227,10 +232,10 @@ class PageAssembler:
                 if said not in (info.media_type, OCTET_STREAM):
                     raise MediaError(
                         f"the source declares {said} but the bytes are {info.media_type}",
-                        code="invalid_image",
+                        code=ProblemCode.INVALID_IMAGE,
                     )
         except MediaError as exc:
-            raise MediaError(f"{candidate.ref}: {exc}", code="invalid_image") from None
+            raise MediaError(f"{candidate.ref}: {exc}", code=ProblemCode.INVALID_IMAGE) from None
         self.page.hold_attachment(
             Attachment(
                 ref=candidate.ref,
@@ -277,11 +282,13 @@ class PageAssembler:
                     reads.append((candidate, read))
             except UnsupportedScopeError as exc:
                 self.omit(candidate, OmissionReason.UNSUPPORTED_SCOPE, str(exc))
-                self._diagnose("unsupported_scope", str(exc), candidate, Severity.ERROR)
+                self._diagnose(
+                    DiagnosticCode.UNSUPPORTED_SCOPE, str(exc), candidate, Severity.ERROR
+                )
             except NotFoundError as exc:
                 self.omit(candidate, OmissionReason.NOT_FOUND, str(exc))
                 self._diagnose(
-                    "not_found",
+                    DiagnosticCode.NOT_FOUND,
                     f"required ref {candidate.ref} was not found: {exc}",
                     candidate,
                     Severity.ERROR,
@@ -322,7 +329,7 @@ class PageAssembler:
         self.page.budget_excess = BudgetExcess(chars_over=chars_over, blocks_over=blocks_over)
         self.page.diagnostics.append(
             Diagnostic(
-                code="required_over_budget",
+                code=DiagnosticCode.REQUIRED_OVER_BUDGET,
                 severity=Severity.WARNING,
                 message=f"required originals delivered whole over budget: {chars_over} chars "
                 f"over max_chars={self.budget.max_chars}, {blocks_over} blocks over "
@@ -431,7 +438,9 @@ class PageAssembler:
             raise
         except Exception as exc:  # a plugin's failure is reported, the read goes on
             self.omit(candidate, OmissionReason.READ_FAILED, f"{type(exc).__name__}: {exc}")
-            self._diagnose("read_failed", f"reading {candidate.ref} failed: {exc}", candidate)
+            self._diagnose(
+                DiagnosticCode.READ_FAILED, f"reading {candidate.ref} failed: {exc}", candidate
+            )
             return OfferOutcome.SKIPPED
         if not self.backs_claim(candidate, read):
             return OfferOutcome.SKIPPED

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from taskctx.codes import DiagnosticCode
 from taskctx.model import (
     DIRECT_BINDING,
     ContextRef,
@@ -42,6 +43,8 @@ REASON_SENTENCES: dict[CoverageReason, str] = {
     CoverageReason.PAGED_RESULT: "the result spans several pages",
     CoverageReason.STREAMING_SCAN_UNMEASURED: "streaming scan cost unmeasured: the operation "
     "examined more than it returned, or cannot say how much it examined",
+    CoverageReason.INDEX_REBUILT: "the index was damaged and rebuilt during this search: "
+    "matches are unknown until the source is indexed again",
 }
 """The sentence a person reads for each kernel coverage reason (the code is what
 programs branch on; render shows codes only)."""
@@ -109,7 +112,7 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
             considered=None,
             delivered=delivered,
             omitted=None,
-            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED.value,),
+            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED,),
             revision=scan.revision,
         )
     considered = max(considered, delivered)
@@ -159,13 +162,15 @@ def page_coverage(
             scan.considered += scan.explicit_outside
         coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
         diagnostics.extend(
-            Diagnostic(code="index_degraded", message=warning, binding_id=scan.binding_id)
+            Diagnostic(
+                code=DiagnosticCode.INDEX_DEGRADED, message=warning, binding_id=scan.binding_id
+            )
             for warning in scan.warnings
         )
         if scan.outcome is CoverageOutcome.UNAVAILABLE:
             diagnostics.append(
                 Diagnostic(
-                    code=CoverageReason.SOURCE_UNAVAILABLE.value,
+                    code=DiagnosticCode.SOURCE_UNAVAILABLE,
                     severity=Severity.ERROR,
                     binding_id=scan.binding_id,
                     message=f"source {scan.binding_id!r} ({scan.source_kind}) is "

@@ -249,7 +249,7 @@ def _account(
         inside = {d.key for d in descriptors if d.key in wanted_keys}
         scan.explicit_outside = len(wanted_keys - inside - core)
     scan.considered = found.considered
-    if CoverageReason.STREAMING_SCAN_UNMEASURED.value in found.reasons:
+    if CoverageReason.STREAMING_SCAN_UNMEASURED in found.reasons:
         scan.considered = None  # the source says it examined more than it counted
     if scan.considered is not None:
         scan.considered += len(core)

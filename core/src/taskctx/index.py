@@ -67,7 +67,7 @@ __all__ = [
     "passes_filters",
 ]
 
-NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER.value
+NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER
 TextLoader = Callable[[SourceDescriptor], Awaitable[ExactRead | None]]
 """Reads a descriptor's whole text for a provider that indexes text (None: not text).
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from taskctx.assembly import PageAssembler
 from taskctx.candidates import Candidate
 from taskctx.claims import enters_as_text, unbacked_claim
+from taskctx.codes import DiagnosticCode
 from taskctx.model import ContextReadIntent, Diagnostic, OmissionReason, Severity
 from taskctx.protocols import SelectionCandidate, SelectionRequest, Selector
 
@@ -100,9 +101,9 @@ async def select_and_add(
     try:
         keys = await selector.async_select(request)
         problem = _invalid(keys, set(keyed))
-        code = "selection_invalid"
+        code = DiagnosticCode.SELECTION_INVALID
     except Exception as exc:  # the selector is a plugin; its failure is reported
-        keys, problem, code = [], f"{type(exc).__name__}: {exc}", "selector_failed"
+        keys, problem, code = [], f"{type(exc).__name__}: {exc}", DiagnosticCode.SELECTOR_FAILED
     if problem is not None:
         assembler.page.diagnostics.append(
             Diagnostic(

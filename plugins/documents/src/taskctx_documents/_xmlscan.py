@@ -29,6 +29,7 @@ from typing import NoReturn
 
 import attrs
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents.limits import MIB, DocumentLimits, over_limit
 
@@ -230,7 +231,7 @@ class PartScan:
             MediaError(
                 f"{self._path}: XML part {self.name!r} declares the entity {entity_name!r}; "
                 "OOXML parts never declare entities, and entity expansion is refused",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
         )
 
@@ -293,14 +294,14 @@ class PartScan:
     def _unreadable(self, why: str) -> NoReturn:
         raise MediaError(
             f"{self._path}: XML part {self.name!r} cannot be read as XML: {why}",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         ) from None
 
     def _row_too_large(self, what: str) -> MediaError:
         return MediaError(
             f"{self._path}: row {self._state.rows:,} of worksheet {self.name!r} holds {what} "
             "(a worksheet row is read whole)",
-            code="too_large",
+            code=ProblemCode.TOO_LARGE,
         )
 
     def _too_many_elements(self, limit: int) -> MediaError:
@@ -323,7 +324,7 @@ class PartScan:
         return MediaError(
             f"{self._path}: worksheet {self.name!r} has more than {XLSX_MAX_ROWS:,} rows "
             "(the most an Excel worksheet holds)",
-            code="too_large",
+            code=ProblemCode.TOO_LARGE,
         )
 
     def _too_many_cells(self, limit: int) -> MediaError:

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from taskctx.codes import ProblemCode
 from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError, PolicyError
 from taskctx.media import (
@@ -249,7 +250,9 @@ class TaskWorkspace:
             try:
                 text = decode_text(data)
             except MediaError as exc:
-                return reference_only(facts, Problem(code="invalid_text", message=f"{rel}: {exc}"))
+                return reference_only(
+                    facts, Problem(code=ProblemCode.INVALID_TEXT, message=f"{rel}: {exc}")
+                )
             return text_result(facts, text, limit, Representation.TEXT)
         # documents and binaries: the digest by stamp, the bytes only on a parse-cache miss
         digest = (
@@ -305,7 +308,7 @@ class TaskWorkspace:
         if not decision.needs_handler:
             raise MediaError(
                 f"{rel} is {decision.media_type} ({decision.media_class.value}), not a document",
-                code="not_a_document",
+                code=ProblemCode.NOT_A_DOCUMENT,
             )
         handler = self.file_io_handler_for(rel, decision.media_type)
         if handler is None:
