@@ -36,9 +36,10 @@ from taskctx._media_tables import (
     MediaClass,
     _Magic,
 )
-from taskctx.codes import ProblemCode
+from taskctx.codes import ProblemCode, Representation
+from taskctx.descriptors import ExactRead, Problem
 from taskctx.errors import MediaError
-from taskctx.model import ExactRead, FrozenModel, Problem, Representation
+from taskctx.frozen import FrozenModel
 
 if TYPE_CHECKING:
     from taskctx.protocols import FileIOHandler

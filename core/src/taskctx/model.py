@@ -39,6 +39,7 @@ from taskctx.descriptors import (
 from taskctx.errors import UnknownAliasError
 from taskctx.frozen import FrozenModel
 from taskctx.jsonsafe import check_json_depth
+from taskctx.render import render_package
 
 __all__ = [
     "DIRECT_BINDING",
@@ -415,8 +416,6 @@ class ContextPackage(FrozenModel):
 
     def render(self) -> str:
         """The model's view: blocks, attachments and omissions with aliases, and coverage."""
-        from taskctx.render import render_package
-
         return render_package(self)
 
 
