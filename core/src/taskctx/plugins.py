@@ -72,7 +72,6 @@ __all__ = [
     "BUILTIN_MODULE",
     "CHOOSE_ENV",
     "DEFAULT_LEXICAL",
-    "FIRST_PARTY_KINDS",
     "FIRST_PARTY_NAMES",
     "REGISTRY_KINDS",
     "PluginHost",
@@ -86,9 +85,6 @@ BLOCK_ENV = "TASKCTX_BLOCK_PLUGINS"
 """Comma list of distributions never to load."""
 BUILTIN_MODULE = "taskctx.builtins"
 """The kernel's own hookimpl module, registered as plugin ``taskctx``."""
-FIRST_PARTY_KINDS: Mapping[str, str] = FIRST_PARTY_NAMES["source_kinds"]
-"""The ``source_kinds`` row of ``FIRST_PARTY_NAMES`` (kept for importers; the kernel
-reads the table itself)."""
 
 Status = Literal["loaded", "failed", "blocked", "not_allowed"]
 
