@@ -17,6 +17,7 @@ import pytest
 
 import taskctx
 from taskctx import builtins, hookspecs, protocols
+from taskctx.clisources import CliSource, CliValue
 from taskctx.errors import NotFoundError, SourceUnavailableError, UnsupportedScopeError
 from taskctx.model import ContextRef, Problem, Representation, SourceDescriptor
 from taskctx.policy import ConfigurableSource
@@ -47,6 +48,7 @@ REGISTERS = {
     "register_index_providers": (IndexProvider,),
     "register_selectors": (Selector,),
     "register_commands": (click.Command,),
+    "register_cli_sources": (CliSource,),
 }
 """What each hook's ``register`` takes."""
 
@@ -106,6 +108,8 @@ AUTHOR_SURFACE: dict[str, object] = {
     "Problem": Problem,
     "Representation": Representation,
     "ConfigurableSource": ConfigurableSource,
+    "CliSource": CliSource,
+    "CliValue": CliValue,
 }
 """Names a plugin author needs, and the kernel object each must be."""
 

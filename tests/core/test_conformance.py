@@ -25,7 +25,7 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
-from taskctx.plugins import FIRST_PARTY_KINDS, PluginHost, PluginRecord, normalize_name
+from taskctx.plugins import FIRST_PARTY_NAMES, PluginHost, PluginRecord, normalize_name
 from taskctx.policy import RunConfiguration
 from taskctx.sections import parse_line_scope, slice_lines
 from taskctx.testing import MemorySource, SourceContract, make_png, sha256_of
@@ -114,7 +114,7 @@ def test_every_first_party_plugin_loads(first_party: list[PluginRecord]) -> None
     """The seven first-party distributions load from their entry points, without errors."""
     loaded = {normalize_name(r.name) for r in first_party if not r.builtin}
     assert loaded == set(FIRST_PARTY)
-    assert set(registered(first_party, "source_kinds")) == set(FIRST_PARTY_KINDS)
+    assert set(registered(first_party, "source_kinds")) == set(FIRST_PARTY_NAMES["source_kinds"])
     assert registered(first_party, "file_io_handlers")
     assert registered(first_party, "index_providers")
 

@@ -10,6 +10,7 @@ import pytest
 
 import taskctx
 from taskctx import ExactRead, sha256_digest, sha256_hex
+from taskctx.digests import DIGEST_PATTERN, SHA256_PREFIX, is_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 _SPELLED = re.compile(r"""["']sha256:["']\s*\+\s*hashlib|f["']sha256:\{hashlib""")
@@ -76,3 +77,47 @@ def test_no_shipped_code_spells_the_digest_format() -> None:
         if _SPELLED.search(line)
     ]
     assert spelled == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        sha256_digest(b""),
+        sha256_digest("text"),
+        SHA256_PREFIX + "0" * 64,
+    ],
+)
+def test_is_digest_accepts_the_one_format(value: str) -> None:
+    """``sha256:`` and 64 lower-case hex digits is a digest, whatever it was made from."""
+    assert is_digest(value)
+    assert DIGEST_PATTERN.fullmatch(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "0" * 64,  # no prefix
+        "sha256:",
+        "sha256:" + "0" * 63,
+        "sha256:" + "0" * 65,
+        "sha256:" + "A" * 64,  # upper-case hex
+        "sha256:" + "g" * 64,
+        "SHA256:" + "0" * 64,
+        "sha512:" + "0" * 64,
+        " sha256:" + "0" * 64,
+        "sha256:" + "0" * 64 + "\n",
+        "sha256:" + "٠" * 64,  # Arabic-Indic zeros are digits to str.isdigit, not hex here
+    ],
+)
+def test_is_digest_refuses_every_other_text(value: str) -> None:
+    """A missing or other prefix, a wrong length, other characters or padding is no digest."""
+    assert not is_digest(value)
+
+
+@pytest.mark.parametrize(
+    "value", [None, 0, b"sha256:" + b"0" * 64, ["sha256:" + "0" * 64], object()]
+)
+def test_is_digest_is_false_for_non_strings(value: object) -> None:
+    """Anything but a str is no digest (False, never a TypeError from the regex)."""
+    assert is_digest(value) is False

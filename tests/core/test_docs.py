@@ -157,8 +157,9 @@ def docs_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_there_are_hookspecs_to_document() -> None:
-    """The hookspec discovery finds the six register_* hooks."""
+    """The hookspec discovery finds the seven register_* hooks."""
     assert sorted(hookspec_functions()) == [
+        "register_cli_sources",
         "register_commands",
         "register_file_io_handlers",
         "register_index_providers",

@@ -6,6 +6,7 @@ Datasette's rule: every hook has a ``test_hook_<name>``; the meta-tests at the e
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -405,6 +406,50 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "hello" in runner.invoke(cli.main, ["--help"]).output
     assert "shadowed" not in runner.invoke(cli.main, ["read", "--help"]).output
     assert sorted(host_with_commands().commands()) == ["hello", "read"]
+
+
+# -- register_cli_sources -----------------------------------------------------------------
+
+
+def test_hook_register_cli_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registered CliSource becomes a `taskctx read` flag that attaches its kind with the
+    value under its factory option and its binding id."""
+    from click.testing import CliRunner
+
+    from taskctx import CliSource, CliValue, cli
+
+    class NotesCliPlugin:
+        @hookimpl
+        def register_source_kinds(self, register: Register) -> None:
+            register("notes", lambda todo: NotesSource({"todo.txt": todo}))
+
+        @hookimpl
+        def register_cli_sources(self, register: Register) -> None:
+            register(
+                CliSource(
+                    kind="notes",
+                    value_option="todo",
+                    flag="--todo",
+                    binding_id="todo",
+                    help="A to-do note.",
+                    metavar="TEXT",
+                    value=CliValue.TEXT,
+                )
+            )
+
+    def host_with_notes() -> PluginHost:
+        return make_host(NotesCliPlugin(), "notes-cli")
+
+    assert host_with_notes().plugins()[-1].registered["cli_sources"] == ("--todo",)
+    monkeypatch.setattr(cli, "load_host", host_with_notes)
+    runner = CliRunner()
+    assert "--todo TEXT" in runner.invoke(cli.main, ["read", "--help"]).output
+    result = runner.invoke(cli.main, ["read", "--todo", "Ship the docs.", "--json"])
+    assert result.exit_code == 0, result.output
+    package = json.loads(result.output)
+    assert [b["content"] for b in package["blocks"]] == ["Ship the docs."]
+    assert list(package["source_coverage"]) == ["todo"]
+    assert package["source_coverage"]["todo"]["source_kind"] == "notes"
 
 
 # -- the meta-test -----------------------------------------------------------------------

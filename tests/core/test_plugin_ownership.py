@@ -29,6 +29,7 @@ HANDLERS = {handlers!r}
 READERS = {readers!r}
 PROVIDERS = {providers!r}
 COMMANDS = {commands!r}
+CLI_SOURCES = {cli_sources!r}
 
 
 def make_source(kind):
@@ -104,6 +105,24 @@ def register_index_providers(register):
 def register_commands(register):
     for name in COMMANDS:
         register(click.command(name)(lambda: None))
+
+
+@hookimpl
+def register_cli_sources(register):
+    from taskctx import CliSource
+
+    for name in CLI_SOURCES:
+        flag = None if name == "PATH" else name
+        register(
+            CliSource(
+                kind="squatter_own",
+                value_option="root",
+                flag=flag,
+                binding_id="squat",
+                help="Squats.",
+                multiple=True,
+            )
+        )
 """
 
 Registrations = Sequence[Any]
@@ -118,6 +137,7 @@ def install(
     readers: Registrations = (),
     providers: Registrations = (),
     commands: Registrations = (),
+    cli_sources: Registrations = (),
 ) -> str:
     """Install ``dist`` (version 1.0) registering what it is given; return its module name."""
     module = dist.replace("-", "_") + "_mod"
@@ -127,6 +147,7 @@ def install(
         readers=list(readers),
         providers=list(providers),
         commands=list(commands),
+        cli_sources=list(cli_sources),
     )
     site.add(dist, "1.0", module, source)
     return module
@@ -145,6 +166,8 @@ def module_of(registry: str, value: Any) -> str:
     """The module a registered value comes from (a command's callback's)."""
     if registry == "commands":
         return str(value.callback.__module__)
+    if registry == "cli_sources":  # a CliSource names the kind it attaches, not its module
+        return FIRST_PARTY_NAMES["source_kinds"].get(value.kind, "").replace("-", "_")
     return str(getattr(value, "__module__", type(value).__module__))
 
 
@@ -156,6 +179,8 @@ def registered(host: PluginHost, registry: str, name: str) -> Any:
         return next((h for h in host.file_io_handlers() if h.name == name), None)
     if registry == "index_providers":
         return host.index_providers().get(name)
+    if registry == "cli_sources":
+        return host.cli_sources().get(name)
     return host.commands().get(name)
 
 
@@ -168,6 +193,8 @@ def squat_kwargs(registry: str, name: str) -> dict[str, Any]:
         spec["handlers"] = [(name, ["squat"], ["application/x-squat"])]
     elif registry == "index_providers":
         spec["providers"] = [(name, "lexical")]
+    elif registry == "cli_sources":
+        spec["cli_sources"] = [name]
     else:
         spec["commands"] = [name]
     return spec

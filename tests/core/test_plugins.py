@@ -198,9 +198,9 @@ def _first_party_kind_not_installed() -> tuple[str, str] | None:
     """A first-party source kind whose distribution this environment lacks, if any."""
     import importlib.metadata
 
-    from taskctx.plugins import FIRST_PARTY_KINDS
+    from taskctx.plugins import FIRST_PARTY_NAMES
 
-    for kind, dist in sorted(FIRST_PARTY_KINDS.items()):
+    for kind, dist in sorted(FIRST_PARTY_NAMES["source_kinds"].items()):
         try:
             importlib.metadata.distribution(dist)
         except importlib.metadata.PackageNotFoundError:

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from taskctx.errors import PolicyError
-from taskctx.policy import HostPolicy, RunConfiguration
+from taskctx.policy import HostPolicy, RunConfiguration, governing_method
 
 # --- unrestricted and deny-all ---------------------------------------------------------
 
@@ -525,3 +525,46 @@ def test_configuration_is_hashable_copyable_and_picklable() -> None:
     restored = pickle.loads(pickle.dumps(configuration))
     assert restored == configuration
     restored.authorize_url("https://a.example/")
+
+
+class _Governed:
+    """An object that governs itself: with_configuration returns a copy marked governed."""
+
+    def __init__(self, configuration: RunConfiguration | None = None) -> None:
+        self.configuration = configuration
+
+    def with_configuration(self, configuration: RunConfiguration) -> _Governed:
+        return _Governed(configuration)
+
+
+class _NotCallable:
+    """An object whose with_configuration is a value, not a method."""
+
+    with_configuration = "not a method"
+
+
+@pytest.mark.parametrize("hosts", [None, [], ["example.org"]])
+def test_governing_method_returns_the_objects_own_method(hosts: list[str] | None) -> None:
+    """An object with with_configuration is handed to it under any allowed_hosts."""
+    configuration = RunConfiguration(allowed_hosts=hosts)
+    method = governing_method(_Governed(), configuration, "refused")
+    assert method is not None
+    assert method(configuration).configuration is configuration
+
+
+@pytest.mark.parametrize("target", [object(), _NotCallable(), None, 42])
+def test_governing_method_needs_none_when_every_host_is_allowed(target: object) -> None:
+    """Without a callable with_configuration and no allowed_hosts, nothing governs it."""
+    assert governing_method(target, RunConfiguration(), "refused") is None
+
+
+@pytest.mark.parametrize("target", [object(), _NotCallable(), None, 42])
+@pytest.mark.parametrize("hosts", [[], ["example.org"]])
+def test_governing_method_fails_closed_under_restricted_hosts(
+    target: object, hosts: list[str]
+) -> None:
+    """Without a callable with_configuration under allowed_hosts: PolicyError, the refusal."""
+    with pytest.raises(PolicyError, match=r"^provider p cannot be governed$"):
+        governing_method(
+            target, RunConfiguration(allowed_hosts=hosts), "provider p cannot be governed"
+        )

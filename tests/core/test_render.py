@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from taskctx import (
     Attachment,
@@ -23,6 +24,8 @@ from taskctx import (
     ContextPackage,
     ContextReadIntent,
     ContextRef,
+    CoverageReason,
+    DescriptorPage,
     Diagnostic,
     Omission,
     OmissionReason,
@@ -186,7 +189,7 @@ def hostile_package(values: list[str], *, has_more: bool = True) -> ContextPacka
             considered=5,
             delivered=3,
             omitted=2,
-            reasons=(pick(n + 1), pick(n + 2)),
+            reasons=(CoverageReason.PAGED_RESULT, "plugin:own_reason"),  # codes, never prose
         )
         for n in range(2)
     }
@@ -223,7 +226,7 @@ def hostile_package(values: list[str], *, has_more: bool = True) -> ContextPacka
             ),
         ),
         diagnostics=(
-            Diagnostic(code=pick(10), message=pick(11), severity=Severity.ERROR),
+            Diagnostic(code="plugin:own_code", message=pick(11), severity=Severity.ERROR),
             Diagnostic(code="read_failed", message=pick(12)),
         ),
         source_coverage=coverage,
@@ -236,6 +239,17 @@ def hostile_package(values: list[str], *, has_more: bool = True) -> ContextPacka
 def test_a_forgery_in_every_field_leaves_the_structure_intact(forgery: str) -> None:
     """Each known forgery, in every value at once, renders as that value and nothing more."""
     assert_view_is_the_package(hostile_package([forgery, "plain", forgery + "\n"]))
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_a_forgery_is_never_a_code(forgery: str) -> None:
+    """A code field holds a kernel member or a namespaced code: markup is refused whole."""
+    with pytest.raises(ValidationError, match="namespaced"):
+        Diagnostic(code=forgery, message="m")
+    with pytest.raises(ValidationError, match="namespaced"):
+        Diagnostic(code=f"plugin:{forgery}", message="m")
+    with pytest.raises(ValidationError, match="namespaced"):
+        DescriptorPage(descriptors=(), revision="r1", reasons=(forgery,))
 
 
 @PROPERTY

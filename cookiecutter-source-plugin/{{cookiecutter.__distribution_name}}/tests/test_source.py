@@ -145,7 +145,7 @@ def test_invalid_json_is_listed_by_reference_only(folder: Path) -> None:
     [broken] = [d for d in page.descriptors if d.path == "broken.json"]
     assert broken.representation is Representation.REFERENCE_ONLY
     assert broken.problem is not None
-    assert broken.problem.code == "invalid_json"
+    assert broken.problem.code == f"{KIND}:invalid_json"
     read = asyncio.run(source.async_read_exact(ContextRef(binding="tickets", path="broken.json")))
     assert (read.text, read.data) == (None, b'{"id": ')
     assert read.representation is Representation.REFERENCE_ONLY
@@ -162,7 +162,7 @@ def test_a_reader_omits_invalid_json_and_says_why(folder: Path, tmp_path: Path) 
     assert "broken.json" not in {block.ref.path for block in package.blocks}
     [omission] = [o for o in package.omissions if o.ref.path == "broken.json"]
     assert omission.reason.value == "reference_only"
-    assert "invalid_json" in {diagnostic.code for diagnostic in package.diagnostics}
+    assert f"{KIND}:invalid_json" in {diagnostic.code for diagnostic in package.diagnostics}
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from taskctx.clisources import CliSource, CliValue
+from taskctx.codes import DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
 from taskctx.digests import sha256_digest, sha256_hex
@@ -93,6 +95,8 @@ __all__ = [
     "Attachment",
     "BudgetExcess",
     "ChangeSet",
+    "CliSource",
+    "CliValue",
     "ConfigurableSource",
     "ConsumptionConflictError",
     "ConsumptionLog",
@@ -111,6 +115,7 @@ __all__ = [
     "CursorError",
     "DescriptorPage",
     "Diagnostic",
+    "DiagnosticCode",
     "EnumerationRequest",
     "ExactRead",
     "FileIOHandler",
@@ -120,6 +125,7 @@ __all__ = [
     "IndexProvider",
     "MaterializationBudgetError",
     "MediaError",
+    "NamespacedCode",
     "NotFoundError",
     "NotInstalledError",
     "Omission",
@@ -131,6 +137,7 @@ __all__ = [
     "PluginLoadWarning",
     "PolicyError",
     "Problem",
+    "ProblemCode",
     "ProtocolMember",
     "ReaderState",
     "Representation",

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable
 from typing import NamedTuple
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 
 __all__ = ["HEADER_PARSERS", "STRUCTURE_WALKS", "Structure", "invalid"]
@@ -30,7 +31,7 @@ class Structure(NamedTuple):
 
 def invalid(message: str) -> MediaError:
     """The one error of image validation."""
-    return MediaError(message, code="invalid_image")
+    return MediaError(message, code=ProblemCode.INVALID_IMAGE)
 
 
 def _need(data: bytes, size: int, what: str) -> None:

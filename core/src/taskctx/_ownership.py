@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from taskctx.clisources import POSITIONAL
 from taskctx.media import normalize_media_type
 
 if TYPE_CHECKING:
@@ -72,6 +73,9 @@ FIRST_PARTY_NAMES: Mapping[str, Mapping[str, str]] = MappingProxyType(
         ),
         "index_providers": MappingProxyType({"fts": "taskctx-fts"}),
         "commands": MappingProxyType({"records": "taskctx-records"}),
+        "cli_sources": MappingProxyType(
+            {POSITIONAL: "taskctx-workspace", "--records": "taskctx-records"}
+        ),
     }
 )
 """Registry -> name -> the first-party distribution that alone may register it."""

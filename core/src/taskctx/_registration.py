@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, get_args, get_origin
 import attrs
 
 from taskctx._ownership import FIRST_PARTY_DISTRIBUTIONS, Claimant, Tier, normalize_name
+from taskctx.clisources import CliSource
 from taskctx.errors import TaskCtxError
 from taskctx.protocols import (
     FileIOHandler,
@@ -26,6 +27,7 @@ from taskctx.protocols import (
 )
 
 __all__ = [
+    "REGISTRY_KINDS",
     "Entry",
     "Failure",
     "Origin",
@@ -36,6 +38,18 @@ __all__ = [
     "describe",
     "validate",
 ]
+
+
+REGISTRY_KINDS = (
+    "source_kinds",
+    "scoped_readers",
+    "file_io_handlers",
+    "index_providers",
+    "selectors",
+    "commands",
+    "cli_sources",
+)
+"""Registry names; each is filled by the hook ``register_<name>``."""
 
 
 class _Command(Protocol):
@@ -80,6 +94,10 @@ def validate(kind: str, args: tuple[Any, ...]) -> tuple[str, Any]:
     if len(args) != expected:
         usage = "register(kind, factory)" if expected == 2 else "register(obj)"
         raise TypeError(f"{usage} takes {expected} argument(s), got {len(args)}")
+    if kind == "cli_sources":
+        if not isinstance(args[0], CliSource):
+            raise TypeError(f"register() takes a taskctx.CliSource, not {type(args[0]).__name__}")
+        return args[0].name, args[0]
     name, value = args if expected == 2 else (getattr(args[0], "name", None), args[0])
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty str, not {name!r}")

@@ -1,20 +1,26 @@
 """Page assembly: required blocks, the budget, optional candidates, lossy digests.
 
-The reader gathers candidates and reads content; this module decides what a page
-holds and records why everything else is left out. Nothing optional is truncated:
-a candidate either fits whole or is omitted with a reason.
+The reader gathers candidates; this module decides what a page holds and records why
+everything else is left out, reading through the :class:`~taskctx.readback.Readback` and
+naming refs through the :class:`~taskctx.aliases.AliasTable` it is given. Nothing
+optional is truncated: a candidate either fits whole or is omitted with a reason. Where
+the next page starts is not decided here: :meth:`PageAssembler.add_optional` returns
+where it stopped and ``taskctx.paging`` decides.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+import enum
+from collections.abc import Sequence, Set
 
 import attrs
 
+from taskctx.aliases import AliasTable
+from taskctx.candidates import Candidate
 from taskctx.claims import PARSEABLE, unbacked_claim
+from taskctx.codes import UNSUPPORTED_MEDIA_CODES, DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.errors import (
     MediaError,
     NotFoundError,
@@ -23,7 +29,6 @@ from taskctx.errors import (
     UnsupportedScopeError,
 )
 from taskctx.images import validate_image
-from taskctx.markup import label
 from taskctx.media import (
     OCTET_STREAM,
     MediaClass,
@@ -34,125 +39,31 @@ from taskctx.media import (
 from taskctx.model import (
     Attachment,
     BudgetExcess,
-    Completeness,
-    ContextBlock,
     ContextBudget,
     ContextConsumer,
-    ContextRef,
     Diagnostic,
     ExactRead,
     Omission,
     OmissionReason,
-    Problem,
     Representation,
-    SectionInfo,
     Severity,
 )
-from taskctx.sections import format_line_scope
+from taskctx.outline import digest_outline, lossy_plan
+from taskctx.page import LossyParts, Page, build_block, full_chars
+from taskctx.readback import Readback
 
-__all__ = ["Candidate", "Page", "PageAssembler", "digest_outline"]
-
-ReadFn = Callable[["Candidate", "int | None"], Awaitable[ExactRead]]
-AliasFn = Callable[[ContextRef], str]
-
-LOSSY_CHUNK_LINES = 40
-MAX_OUTLINE_SECTIONS = 200
+__all__ = ["OfferOutcome", "PageAssembler"]
 
 
-@attrs.define(slots=True, frozen=True)
-class Candidate:
-    """One thing a page may hold: a direct entry, an explicit ref or a source descriptor."""
+class OfferOutcome(enum.Enum):
+    """What :meth:`PageAssembler.offer` did with one optional candidate."""
 
-    ref: ContextRef
-    binding_id: str
-    source_kind: str
-    role: str
-    required: bool
-    media_type: str
-    representation: Representation
-    chars: int | None
-    title: str | None = None
-    sections: tuple[SectionInfo, ...] = ()
-    score: float | None = None
-    explicit: bool = False
-    content_version: str | None = None
-    problem: Problem | None = None
-    summary: str | None = None
-
-
-@attrs.define(slots=True)
-class Page:
-    """What one package holds, before it becomes a ContextPackage."""
-
-    blocks: list[ContextBlock] = attrs.field(factory=list)
-    attachments: list[Attachment] = attrs.field(factory=list)
-    omissions: list[Omission] = attrs.field(factory=list)
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    used_chars: int = 0
-    next_position: int | None = None
-    delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
-    delivered_refs: set[str] = attrs.field(factory=set)
-    delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
-    required_refs: set[str] = attrs.field(factory=set)
-    """Refs handled as required on this page (delivered or omitted): never offered again."""
-    budget_excess: BudgetExcess | None = None
-    """How far required originals delivered whole went past the budget (``deliver``)."""
-
-    @property
-    def used_blocks(self) -> int:
-        """Blocks and attachments both count against ``max_blocks``."""
-        return len(self.blocks) + len(self.attachments)
-
-
-def _block_id(ref: ContextRef, digest: str) -> str:
-    return "blk_" + hashlib.sha256(f"{ref}|{digest}".encode()).hexdigest()[:16]
-
-
-def digest_outline(
-    candidate: Candidate,
-    read: ExactRead,
-    alias: AliasFn,
-    max_chars: int,
-) -> tuple[str, tuple[ContextRef, ...], ContextRef]:
-    """A bounded outline: title, original length, the full ref and ordered section refs."""
-    full_ref = candidate.ref.model_copy(update={"version": read.digest})
-    sections = read.sections or candidate.sections
-    if not sections and read.text is not None:
-        total_lines = max(1, len(read.text.splitlines()))
-        sections = tuple(
-            SectionInfo(
-                title=f"lines {first}-{min(first + LOSSY_CHUNK_LINES - 1, total_lines)}",
-                scope=format_line_scope(first, min(first + LOSSY_CHUNK_LINES - 1, total_lines)),
-            )
-            for first in range(1, total_lines + 1, LOSSY_CHUNK_LINES)
-        )
-    original = read.chars_total if read.chars_total is not None else candidate.chars
-    head = (
-        f"[lossy digest of {label(candidate.title or candidate.ref.path)}: {original} chars "
-        f"not delivered in full; full text at [[ref:{alias(full_ref)}]]]\n"
-    )
-    if candidate.summary:
-        head += f"summary: {label(candidate.summary)}\n"
-    lines = [head, "sections in order:\n"]
-    used = len(head) + len(lines[1])
-    section_refs: list[ContextRef] = []
-    for index, section in enumerate(sections[:MAX_OUTLINE_SECTIONS]):
-        ref = candidate.ref.with_scope(section.scope)
-        size = f" ({section.chars} chars)" if section.chars is not None else ""
-        title = label(section.title)
-        line = f"{'  ' * max(0, section.level - 1)}- {title} [[ref:{{alias}}]]{size}\n"
-        omitted_note = f"[{len(sections) - index} more sections not listed]\n"
-        if used + len(line) + 12 + len(omitted_note) > max_chars:
-            lines.append(omitted_note)
-            break
-        line = line.replace("{alias}", alias(ref))
-        lines.append(line)
-        used += len(line)
-        section_refs.append(ref)
-    else:
-        if len(sections) > MAX_OUTLINE_SECTIONS:
-            lines.append(f"[{len(sections) - MAX_OUTLINE_SECTIONS} more sections not listed]\n")
-    return "".join(lines), tuple(section_refs), full_ref
+    DELIVERED = "delivered"
+    """It is on the page."""
+    SKIPPED = "skipped"
+    """It is left out (recorded as an omission, or already on the page); go on."""
+    STOP = "stop"
+    """The page is full: this candidate is omitted here and opens the next page."""
 
 
 @attrs.define(slots=True)
@@ -161,9 +72,10 @@ class PageAssembler:
 
     budget: ContextBudget
     consumer: ContextConsumer
-    alias: AliasFn
-    read: ReadFn
-    disclosed: set[str]
+    aliases: AliasTable
+    readback: Readback
+    disclosed: Set[str]
+    """Refs this reader delivered whole on earlier packages (read only here)."""
     required_overflow: str = "fail"
     page: Page = attrs.field(factory=Page)
 
@@ -174,12 +86,13 @@ class PageAssembler:
         detail: str | None = None,
         size: int | None = None,
     ) -> None:
+        """Leave ``candidate`` out of the page, with the reason the package reports."""
         if candidate.required:
             self.page.required_refs.add(str(candidate.ref))
         self.page.omissions.append(
             Omission(
                 ref=candidate.ref,
-                alias=self.alias(candidate.ref),
+                alias=self.aliases.alias(candidate.ref),
                 binding_id=candidate.binding_id,
                 reason=reason,
                 required=candidate.required,
@@ -190,7 +103,11 @@ class PageAssembler:
         )
 
     def _diagnose(
-        self, code: str, message: str, candidate: Candidate, severity: Severity = Severity.WARNING
+        self,
+        code: DiagnosticCode | ProblemCode | NamespacedCode,
+        message: str,
+        candidate: Candidate,
+        severity: Severity = Severity.WARNING,
     ) -> None:
         self.page.diagnostics.append(
             Diagnostic(
@@ -208,46 +125,10 @@ class PageAssembler:
         read: ExactRead,
         *,
         content: str | None = None,
-        lossy: tuple[tuple[ContextRef, ...], ContextRef, int | None] | None = None,
+        lossy: LossyParts | None = None,
     ) -> None:
-        text = content if content is not None else (read.text or "")
-        representation = read.representation
-        completeness = Completeness.COMPLETE
-        section_refs: tuple[ContextRef, ...] = ()
-        full_ref = None
-        chars_original = read.chars_total
-        if lossy is not None:
-            section_refs, full_ref, chars_original = lossy
-            representation, completeness = Representation.LOSSY_DIGEST, Completeness.LOSSY
-        self.page.blocks.append(
-            ContextBlock(
-                block_id=_block_id(candidate.ref, read.digest),
-                alias=self.alias(candidate.ref),
-                ref=candidate.ref,
-                binding_id=candidate.binding_id,
-                source_kind=candidate.source_kind,
-                role=candidate.role,
-                required=candidate.required,
-                content=text,
-                media_type=read.media_type,
-                representation=representation,
-                completeness=completeness,
-                digest=read.digest,
-                chars=len(text),
-                scope=candidate.ref.scope,
-                title=candidate.title,
-                chars_original=chars_original,
-                full_ref=full_ref,
-                section_refs=section_refs,
-                score=candidate.score,
-            )
-        )
-        self.page.used_chars += len(text)
-        self.page.delivered_refs.add(str(candidate.ref))
-        if completeness is Completeness.COMPLETE and candidate.ref.scope is None:
-            self.page.delivered_complete.add((candidate.binding_id, candidate.ref.path))
-        elif candidate.ref.scope is not None:
-            self.page.delivered_sections.add((candidate.binding_id, candidate.ref.path))
+        alias = self.aliases.alias(candidate.ref)
+        self.page.hold_block(build_block(candidate, read, alias, content=content, lossy=lossy))
 
     def _media_gate(self, candidate: Candidate) -> MediaClass | None:
         """The media class that may enter, or None after recording why it cannot."""
@@ -260,7 +141,7 @@ class PageAssembler:
         if candidate.problem is not None:
             reason = (
                 OmissionReason.UNSUPPORTED_MEDIA
-                if candidate.problem.code in ("handler_missing", "encrypted", "parse_failed")
+                if candidate.problem.code in UNSUPPORTED_MEDIA_CODES
                 else OmissionReason.REFERENCE_ONLY
             )
             self.omit(candidate, reason, candidate.problem.message)
@@ -294,7 +175,7 @@ class PageAssembler:
                 "no installed FileIOHandler parses this format; reference only",
             )
             self._diagnose(
-                "handler_missing",
+                ProblemCode.HANDLER_MISSING,
                 handler_missing_message(candidate.ref.path, decision.media_type),
                 candidate,
                 Severity.WARNING if candidate.required else Severity.INFO,
@@ -313,7 +194,7 @@ class PageAssembler:
         claim = candidate.representation.value
         self.omit(candidate, OmissionReason.REFERENCE_ONLY, f"{why}; the {claim} claim is refused")
         self._diagnose(
-            "representation_mismatch",
+            DiagnosticCode.REPRESENTATION_MISMATCH,
             f"{candidate.ref.path}: the source describes it as {claim}, but {why}",
             candidate,
             Severity.WARNING if candidate.required else Severity.INFO,
@@ -327,7 +208,7 @@ class PageAssembler:
             return True
         self.omit(candidate, OmissionReason.READ_FAILED, problem)
         self._diagnose(
-            "representation_mismatch",
+            DiagnosticCode.REPRESENTATION_MISMATCH,
             f"reading {candidate.ref.path} failed: {problem}",
             candidate,
             Severity.ERROR if candidate.required else Severity.WARNING,
@@ -336,12 +217,12 @@ class PageAssembler:
 
     async def _attach(self, candidate: Candidate) -> None:
         """Attach a fully validated image, or fail the read (``invalid_image``)."""
-        read = await self.read(candidate, None)
+        read = await self.readback.read(candidate, None)
         if read.data is None:  # text under an image claim is never OCR to show: it fails
             came = "text" if read.text is not None else "no content"
             raise MediaError(
                 f"{candidate.ref}: the descriptor claims an image but the read returned {came}",
-                code="invalid_image",
+                code=ProblemCode.INVALID_IMAGE,
             )
         data = read.data
         declared = [normalize_media_type(t) for t in (candidate.media_type, read.media_type)]
@@ -351,14 +232,14 @@ class PageAssembler:
                 if said not in (info.media_type, OCTET_STREAM):
                     raise MediaError(
                         f"the source declares {said} but the bytes are {info.media_type}",
-                        code="invalid_image",
+                        code=ProblemCode.INVALID_IMAGE,
                     )
         except MediaError as exc:
-            raise MediaError(f"{candidate.ref}: {exc}", code="invalid_image") from None
-        self.page.attachments.append(
+            raise MediaError(f"{candidate.ref}: {exc}", code=ProblemCode.INVALID_IMAGE) from None
+        self.page.hold_attachment(
             Attachment(
                 ref=candidate.ref,
-                alias=self.alias(candidate.ref),
+                alias=self.aliases.alias(candidate.ref),
                 media_type=info.media_type,
                 data_base64=base64.b64encode(data).decode("ascii"),
                 bytes=len(data),
@@ -366,13 +247,12 @@ class PageAssembler:
                 height=info.height,
             )
         )
-        self.page.delivered_refs.add(str(candidate.ref))
 
     # -- required ------------------------------------------------------------------
 
     async def _probe(self, candidate: Candidate) -> Candidate:
         """Learn an unindexed explicit ref's media from its source (which authorizes it)."""
-        probe = await self.read(candidate, 0)
+        probe = await self.readback.read(candidate, 0)
         return attrs.evolve(
             candidate,
             media_type=probe.media_type,
@@ -397,16 +277,18 @@ class PageAssembler:
                 if media is MediaClass.IMAGE:
                     await self._attach(candidate)
                     continue
-                read = await self.read(candidate, limit)
+                read = await self.readback.read(candidate, limit)
                 if self.backs_claim(candidate, read):
                     reads.append((candidate, read))
             except UnsupportedScopeError as exc:
                 self.omit(candidate, OmissionReason.UNSUPPORTED_SCOPE, str(exc))
-                self._diagnose("unsupported_scope", str(exc), candidate, Severity.ERROR)
+                self._diagnose(
+                    DiagnosticCode.UNSUPPORTED_SCOPE, str(exc), candidate, Severity.ERROR
+                )
             except NotFoundError as exc:
                 self.omit(candidate, OmissionReason.NOT_FOUND, str(exc))
                 self._diagnose(
-                    "not_found",
+                    DiagnosticCode.NOT_FOUND,
                     f"required ref {candidate.ref} was not found: {exc}",
                     candidate,
                     Severity.ERROR,
@@ -422,7 +304,7 @@ class PageAssembler:
                 f"{count} required blocks exceed max_blocks={self.budget.max_blocks}; "
                 "required blocks are never dropped"
             )
-        sizes = [_full_chars(read) for _, read in reads]
+        sizes = [full_chars(read) for _, read in reads]
         if sum(sizes) <= self.budget.max_chars:
             for candidate, read in reads:
                 self._block(candidate, read)
@@ -447,7 +329,7 @@ class PageAssembler:
         self.page.budget_excess = BudgetExcess(chars_over=chars_over, blocks_over=blocks_over)
         self.page.diagnostics.append(
             Diagnostic(
-                code="required_over_budget",
+                code=DiagnosticCode.REQUIRED_OVER_BUDGET,
                 severity=Severity.WARNING,
                 message=f"required originals delivered whole over budget: {chars_over} chars "
                 f"over max_chars={self.budget.max_chars}, {blocks_over} blocks over "
@@ -457,21 +339,14 @@ class PageAssembler:
 
     async def _add_lossy(self, reads: list[tuple[Candidate, ExactRead]], sizes: list[int]) -> None:
         """Replace the largest required items with outlines until everything fits."""
-        order = sorted(range(len(reads)), key=lambda i: -sizes[i])
-        lossy: set[int] = set()
-        total = sum(sizes)
-        for index in order:
-            if total <= self.budget.max_chars:
-                break
-            lossy.add(index)
-            total -= sizes[index]
-        room = self.budget.max_chars - total
-        per_item = room // max(1, len(lossy))
+        lossy, per_item = lossy_plan(sizes, self.budget.max_chars)
         for index, (candidate, read) in enumerate(reads):
             if index not in lossy:
                 self._block(candidate, read)
                 continue
-            outline, section_refs, full_ref = digest_outline(candidate, read, self.alias, per_item)
+            outline, section_refs, full_ref = digest_outline(
+                candidate, read, self.aliases, per_item
+            )
             if len(outline) > per_item:
                 raise RequiredOverflowError(
                     f"even the lossy digest of {candidate.ref} ({len(outline)} chars) does not "
@@ -479,59 +354,68 @@ class PageAssembler:
                     f"{self.budget.max_chars}"
                 )
             self._block(
-                candidate, read, content=outline, lossy=(section_refs, full_ref, _full_chars(read))
+                candidate, read, content=outline, lossy=(section_refs, full_ref, full_chars(read))
             )
             self.omit(
                 candidate,
                 OmissionReason.OVER_CHAR_BUDGET,
                 "delivered as a lossy digest; read the full ref or section refs",
-                size=_full_chars(read),
+                size=full_chars(read),
             )
 
     # -- optional ------------------------------------------------------------------
 
-    async def offer(self, candidate: Candidate) -> str:
-        """Try to deliver one optional candidate: ``delivered``, ``skipped`` or ``stop``.
+    async def offer(self, candidate: Candidate) -> OfferOutcome:
+        """Try to deliver one optional candidate.
 
-        ``skipped`` candidates are recorded as omissions and never come back on a later
-        page; ``stop`` means the page is full and this candidate opens the next one.
+        ``SKIPPED`` candidates are recorded as omissions and never come back on a later
+        page; ``STOP`` means the page is full and this candidate opens the next one.
         """
-        max_chars, max_blocks = self.budget.max_chars, self.budget.max_blocks
+        if self._already_held(candidate):
+            return OfferOutcome.SKIPPED
+        media = self._media_gate(candidate)
+        if media is None:
+            return OfferOutcome.SKIPPED
+        if self.page.used_blocks >= self.budget.max_blocks:
+            self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET)
+            return OfferOutcome.STOP
+        if self.page.budget_excess is not None:  # required content already spent the budget
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
+            return OfferOutcome.STOP
+        if media is MediaClass.IMAGE:
+            await self._attach(candidate)
+            return OfferOutcome.DELIVERED
+        return await self._offer_text(candidate)
+
+    def _already_held(self, candidate: Candidate) -> bool:
+        """Whether this page or an earlier one already holds the candidate (or its parent,
+        or its best sections); an omission says which, except for a repeat on this page."""
         key = str(candidate.ref)
         if key in self.page.delivered_refs or key in self.page.required_refs:
-            return "skipped"  # already on this page (an explicit ref that also ranked)
-        if str(candidate.ref) in self.disclosed:
+            return True  # already on this page (an explicit ref that also ranked)
+        if key in self.disclosed:
             self.omit(candidate, OmissionReason.ALREADY_DISCLOSED)
-            return "skipped"
+            return True
+        item = (candidate.binding_id, candidate.ref.path)
         if candidate.ref.scope is not None and (
-            (candidate.binding_id, candidate.ref.path) in self.page.delivered_complete
+            item in self.page.delivered_complete
             or str(candidate.ref.with_scope(None)) in self.disclosed
         ):
             self.omit(candidate, OmissionReason.COVERED_BY_PARENT)
-            return "skipped"
-        if (
-            candidate.ref.scope is None
-            and (candidate.binding_id, candidate.ref.path) in self.page.delivered_sections
-        ):
+            return True
+        if candidate.ref.scope is None and item in self.page.delivered_sections:
             self.omit(
                 candidate,
                 OmissionReason.SECTIONS_DELIVERED,
                 "the best-matching sections of this item are delivered; its other sections "
                 "are reachable by their refs",
             )
-            return "skipped"
-        media = self._media_gate(candidate)
-        if media is None:
-            return "skipped"
-        if self.page.used_blocks >= max_blocks:
-            self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET)
-            return "stop"
-        if self.page.budget_excess is not None:  # required content already spent the budget
-            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
-            return "stop"
-        if media is MediaClass.IMAGE:
-            await self._attach(candidate)
-            return "delivered"
+            return True
+        return False
+
+    async def _offer_text(self, candidate: Candidate) -> OfferOutcome:
+        """Deliver a text candidate whole if it fits the room left, else say why not."""
+        max_chars = self.budget.max_chars
         room = max_chars - self.page.used_chars
         if candidate.chars is not None and candidate.chars > max_chars:
             self.omit(
@@ -540,12 +424,12 @@ class PageAssembler:
                 f"{candidate.chars} chars exceed max_chars={max_chars}; read it by "
                 "section or with a larger budget",
             )
-            return "skipped"
+            return OfferOutcome.SKIPPED
         if candidate.chars is not None and candidate.chars > room:
             self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
-            return "stop"
+            return OfferOutcome.STOP
         try:
-            read = await self.read(candidate, room)
+            read = await self.readback.read(candidate, room)
         except NotFoundError as exc:
             raise StaleReaderError(
                 f"{candidate.ref} vanished after the snapshot was pinned: {exc}"
@@ -554,12 +438,14 @@ class PageAssembler:
             raise
         except Exception as exc:  # a plugin's failure is reported, the read goes on
             self.omit(candidate, OmissionReason.READ_FAILED, f"{type(exc).__name__}: {exc}")
-            self._diagnose("read_failed", f"reading {candidate.ref} failed: {exc}", candidate)
-            return "skipped"
+            self._diagnose(
+                DiagnosticCode.READ_FAILED, f"reading {candidate.ref} failed: {exc}", candidate
+            )
+            return OfferOutcome.SKIPPED
         if not self.backs_claim(candidate, read):
-            return "skipped"
+            return OfferOutcome.SKIPPED
         if not read.complete:
-            whole = _full_chars(read)
+            whole = full_chars(read)
             if whole > max_chars:
                 self.omit(
                     candidate,
@@ -567,23 +453,18 @@ class PageAssembler:
                     f"{whole} chars exceed max_chars={max_chars}",
                     size=whole,
                 )
-                return "skipped"
+                return OfferOutcome.SKIPPED
             self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET, size=whole)
-            return "stop"
+            return OfferOutcome.STOP
         self._block(candidate, read)
-        return "delivered"
+        return OfferOutcome.DELIVERED
 
-    async def add_optional(self, candidates: Sequence[Candidate], start: int) -> None:
-        """Deliver optional candidates in rank order from ``start`` until the budget ends."""
+    async def add_optional(self, candidates: Sequence[Candidate], start: int) -> int:
+        """Deliver optional candidates in rank order from ``start`` until the budget ends;
+        return the position of the first candidate not handled (``len`` when all were)."""
         position = start
         while position < len(candidates):
-            if await self.offer(candidates[position]) == "stop":
+            if await self.offer(candidates[position]) is OfferOutcome.STOP:
                 break
             position += 1
-        self.page.next_position = position if position < len(candidates) else None
-
-
-def _full_chars(read: ExactRead) -> int:
-    if read.chars_total is not None:
-        return read.chars_total
-    return len(read.text or "")
+        return position

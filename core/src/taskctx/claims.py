@@ -14,7 +14,7 @@ from taskctx.media import MediaClass, classify, read_mismatch
 from taskctx.model import DIRECT_BINDING, ExactRead, Representation
 
 if TYPE_CHECKING:
-    from taskctx.assembly import Candidate
+    from taskctx.candidates import Candidate
 
 __all__ = ["PARSEABLE", "enters_as_text", "unbacked_claim"]
 

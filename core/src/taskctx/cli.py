@@ -10,19 +10,28 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from pydantic import ValidationError
 
+from taskctx._cliopts import SourceOptionsCommand
 from taskctx.errors import PluginLoadWarning, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
 
+if TYPE_CHECKING:
+    from taskctx.context import TaskContext
+    from taskctx.model import ContextReadIntent
+
 __all__ = [
     "PluginCommandGroup",
+    "SourceOptionsCommand",
     "as_command",
     "command_running",
+    "context_host",
     "index_command",
     "load_host",
     "main",
@@ -46,6 +55,21 @@ def load_host() -> PluginHost:
     return host
 
 
+def context_host(ctx: click.Context) -> PluginHost:
+    """The host of this command line: ``main(args, obj=host)``'s, else one from the
+    environment (:func:`load_host`), loaded once per invocation and shared by its commands."""
+    given = ctx.find_object(PluginHost)
+    if given is not None:
+        return given
+    host = ctx.meta.get(_HOST_KEY)
+    if not isinstance(host, PluginHost):
+        host = ctx.meta[_HOST_KEY] = load_host()
+    return host
+
+
+_HOST_KEY = "taskctx.host"
+
+
 class PluginCommandGroup(click.Group):
     """The ``taskctx`` group: kernel commands plus those plugins register.
 
@@ -53,20 +77,20 @@ class PluginCommandGroup(click.Group):
     environment, loaded only when a name is not a kernel command (or for ``--help``).
     """
 
-    def _plugin_commands(self) -> dict[str, click.Command]:
-        commands = load_host().commands()
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        commands = context_host(ctx).commands()
         return {name: cmd for name, cmd in commands.items() if name not in self.commands}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Kernel commands, then plugin commands, sorted."""
-        return sorted({*super().list_commands(ctx), *self._plugin_commands()})
+        return sorted({*super().list_commands(ctx), *self._plugin_commands(ctx)})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """A kernel command, else a plugin's command of that name."""
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
-        return self._plugin_commands().get(cmd_name)
+        return self._plugin_commands(ctx).get(cmd_name)
 
 
 class _Commands:
@@ -181,15 +205,8 @@ def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
     return kind, options
 
 
-@main.command("read")
-@click.argument("paths", nargs=-1, type=click.Path(file_okay=False, exists=True))
+@main.command("read", cls=SourceOptionsCommand, host_of=context_host)
 @click.option("--query", "-q", default="", help="What the reader is looking for.")
-@click.option(
-    "--records",
-    "records_dir",
-    type=click.Path(file_okay=False),
-    help="Attach the record store under this directory (taskctx-records).",
-)
 @click.option(
     "--source",
     "sources",
@@ -276,10 +293,11 @@ def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
 @click.option("--include-hidden", is_flag=True, help="Offer dot files and folders too.")
 @click.option("--all-pages", is_flag=True, help="Follow the cursor and print every page.")
 @click.option("--json", "as_json", is_flag=True, help="Print the package(s) as JSON.")
+@click.pass_context
 def read_command(
-    paths: tuple[str, ...],
+    click_ctx: click.Context,
+    /,
     query: str,
-    records_dir: str | None,
     sources: tuple[str, ...],
     allow_hosts: tuple[str, ...],
     puts: tuple[str, ...],
@@ -296,56 +314,34 @@ def read_command(
     include_hidden: bool,
     all_pages: bool,
     as_json: bool,
+    **given: Any,
 ) -> None:
     """Read a context package from folders, records, sources and direct entries.
 
-    Each PATH is attached as a task workspace (taskctx-workspace). The package is
-    printed as the model sees it, refs as [[ref:ref_N]] aliases, with coverage.
-    With --allow-host, every source is made and attached under a RunConfiguration
-    allowing only those hosts (a pinned repository URL elsewhere is refused).
+    Each PATH and each source option (listed below, given by the installed plugins) is
+    attached as the plugin that owns it says. The package is printed as the model sees
+    it, refs as [[ref:ref_N]] aliases, with coverage. With --allow-host, every source is
+    made and attached under a RunConfiguration allowing only those hosts (a pinned
+    repository URL elsewhere is refused).
     """
-    from pathlib import Path
-
     from taskctx.context import TaskContext
-    from taskctx.model import ContextBudget, ContextReadIntent
+    from taskctx.model import ContextBudget
     from taskctx.policy import RunConfiguration
 
-    if lossy and required_overflow not in (None, "lossy_digest"):
-        raise click.UsageError("--lossy means --required-overflow lossy_digest; pass one")
-    overflow = "lossy_digest" if lossy else (required_overflow or "fail")
+    command = click_ctx.command
+    assert isinstance(command, SourceOptionsCommand)
+    overflow = _overflow(lossy, required_overflow)
     try:
         configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
-        ctx = TaskContext(task_id, host=load_host(), configuration=configuration)
-        for raw in puts:
-            ctx.put(*_role_value(raw, "--put"))
-        for raw in required_puts:
-            ctx.put(*_role_value(raw, "--put-required"), required=True)
-        for raw in put_files:
-            role, file_name = _role_value(raw, "--put-file")
-            ctx.put(
-                role=role, content=Path(file_name).read_bytes(), title=file_name, media_type=None
-            )
-        for number, path in enumerate(paths, start=1):
-            source = ctx.source("task_workspace", root=path, mode="read_only")
-            ctx.attach(source, binding_id=f"files-{number}" if len(paths) > 1 else "files")
-        if records_dir is not None:
-            ctx.attach(ctx.source("record_store", root=records_dir), binding_id="records")
+        ctx = TaskContext(task_id, host=context_host(click_ctx), configuration=configuration)
+        _put_entries(ctx, puts, required_puts, put_files)
+        command.attach(click_ctx, given, ctx)
         for raw in sources:
             kind, options = _source_spec(raw)
             ctx.attach(ctx.source(kind, **options))
-        intent = ContextReadIntent(
-            query=query,
-            explicit_refs=refs,
-            filters={
-                "include_hidden": include_hidden,
-                "source_kinds": source_kinds or None,
-                "bindings": binding_ids or None,
-            },
-            required_overflow=overflow,
-        )
-        reader = ctx.reader(
-            consumer="cli", budget=ContextBudget(max_chars=max_chars, max_blocks=max_blocks)
-        )
+        intent = _intent(query, refs, include_hidden, source_kinds, binding_ids, overflow)
+        budget = ContextBudget(max_chars=max_chars, max_blocks=max_blocks)
+        reader = ctx.reader(consumer="cli", budget=budget)
         packages = [reader.read(intent)]
         while all_pages and packages[-1].has_more:
             packages.append(reader.read_next(packages[-1].cursor))
@@ -358,43 +354,84 @@ def read_command(
         click.echo(package.model_dump_json(indent=2) if as_json else package.render())
 
 
-@main.command("index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+def _intent(
+    query: str,
+    refs: tuple[str, ...],
+    include_hidden: bool,
+    source_kinds: tuple[str, ...],
+    binding_ids: tuple[str, ...],
+    overflow: str,
+) -> ContextReadIntent:
+    """The read intent of ``taskctx read``'s options."""
+    from taskctx.model import ContextReadIntent
+
+    filters = {
+        "include_hidden": include_hidden,
+        "source_kinds": source_kinds or None,
+        "bindings": binding_ids or None,
+    }
+    return ContextReadIntent(
+        query=query, explicit_refs=refs, filters=filters, required_overflow=overflow
+    )
+
+
+def _overflow(lossy: bool, required_overflow: str | None) -> str:
+    """The required-overflow mode of ``--lossy`` / ``--required-overflow``."""
+    if lossy and required_overflow not in (None, "lossy_digest"):
+        raise click.UsageError("--lossy means --required-overflow lossy_digest; pass one")
+    return "lossy_digest" if lossy else (required_overflow or "fail")
+
+
+def _put_entries(
+    ctx: TaskContext,
+    puts: tuple[str, ...],
+    required_puts: tuple[str, ...],
+    put_files: tuple[str, ...],
+) -> None:
+    """Put the direct entries of ``--put``, ``--put-required`` and ``--put-file``."""
+    for raw in puts:
+        ctx.put(*_role_value(raw, "--put"))
+    for raw in required_puts:
+        ctx.put(*_role_value(raw, "--put-required"), required=True)
+    for raw in put_files:
+        role, file_name = _role_value(raw, "--put-file")
+        content = Path(file_name).read_bytes()
+        ctx.put(role=role, content=content, title=file_name, media_type=None)
+
+
+@main.command("index", cls=SourceOptionsCommand, host_of=context_host, index=True)
 @click.option(
     "--provider",
     default=None,
     help="Index provider name (default: the installed lexical provider, e.g. fts).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the sync reports as JSON.")
-def index_command(paths: tuple[str, ...], provider: str | None, as_json: bool) -> None:
-    """Build or update the index of each folder (a task workspace) and say what changed.
+@click.pass_context
+def index_command(
+    click_ctx: click.Context, /, provider: str | None, as_json: bool, **given: Any
+) -> None:
+    """Build or update the index of each PATH (a folder) and say what changed.
 
-    Indexes live under each folder's .taskctx/index/ and are updated incrementally:
-    a second run re-indexes only files whose content changed.
+    Each PATH is attached as the plugin that owns it says (with taskctx-workspace,
+    indexes live under each folder's .taskctx/index/) and updated incrementally: a
+    second run re-indexes only files whose content changed.
     """
     from taskctx.context import TaskContext
 
+    command = click_ctx.command
+    assert isinstance(command, SourceOptionsCommand)
     try:
-        ctx = TaskContext("index", host=load_host())
+        ctx = TaskContext("index", host=context_host(click_ctx))
         ctx.configure_index(provider)
-        for number, path in enumerate(paths, start=1):
-            source = ctx.host.source("task_workspace", root=path, mode="read_only")
-            ctx.attach(source, binding_id=f"folder-{number}")
-        err = sys.stderr
-        interactive = err.isatty()
-
-        def progress(binding_id: str, done: int, total: int) -> None:
-            if interactive and (done == total or done % 50 == 0):
-                end = "\n" if done == total else ""
-                click.echo(f"\rindexing {binding_id}: {done}/{total}", file=err, nl=False)
-                click.echo(end, file=err, nl=False)
-
-        reports = ctx.sync_index(progress)
+        attached = command.attach(click_ctx, given, ctx)
+        if not attached:
+            raise click.UsageError("nothing to index: give a PATH or a source option")
+        reports = ctx.sync_index(_progress(sys.stderr))
     except (TaskCtxError, OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     rows = [
-        {"path": paths[n], "provider": ctx.index_provider.name, **report.model_dump()}
-        for n, report in enumerate(reports.values())
+        {"path": value, "provider": ctx.index_provider.name, **reports[binding].model_dump()}
+        for value, binding in attached
     ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -405,3 +442,16 @@ def index_command(paths: tuple[str, ...], provider: str | None, as_json: bool) -
             f"updated {row['updated']}, removed {row['removed']}, unchanged {row['unchanged']} "
             f"in {row['seconds']:.2f} s"
         )
+
+
+def _progress(err: TextIO) -> Callable[[str, int, int], None]:
+    """A sync progress callback writing ``indexing <binding>: done/total`` to a terminal."""
+    interactive = err.isatty()
+
+    def progress(binding_id: str, done: int, total: int) -> None:
+        if interactive and (done == total or done % 50 == 0):
+            end = "\n" if done == total else ""
+            click.echo(f"\rindexing {binding_id}: {done}/{total}", file=err, nl=False)
+            click.echo(end, file=err, nl=False)
+
+    return progress

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from taskctx._context_audit import ContextAudit
+from taskctx._sync import run_sync
 from taskctx.consumption import ConsumptionLog, MemoryConsumptionLog
 from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
 from taskctx.digests import sha256_digest
+from taskctx.entries import DirectEntry, SourceBinding
 from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
 from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, sniff_image
 from taskctx.index import (
@@ -33,65 +35,21 @@ from taskctx.model import (
     ContextConsumer,
     ContextPackage,
     ContextRef,
-    ExactRead,
     FrozenModel,
     ReaderState,
-    SectionInfo,
     SourceDescriptor,
 )
 from taskctx.policy import RunConfiguration, govern
 from taskctx.protocols import ContextSource, IndexProvider, PartitionKey, missing_members
+from taskctx.readback import Readback, ReadScope
+from taskctx.reader import ContextReader
 from taskctx.sections import markdown_sections
 from taskctx.statefiles import StateDir
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
-    from taskctx.reader import ContextReader
 
 __all__ = ["DirectEntry", "SourceBinding", "SourceCatalogEntry", "TaskContext"]
-
-
-@attrs.define(slots=True, frozen=True)
-class DirectEntry:
-    """An entry put directly on the TaskContext: text, or bytes of a declared media type."""
-
-    entry_id: str
-    role: str
-    required: bool
-    media_type: str
-    media_class: MediaClass
-    text: str | None
-    data: bytes | None
-    digest: str
-    title: str | None
-    sections: tuple[SectionInfo, ...]
-    declared_media_type: str | None = None
-    """The media type ``put`` was given (``media_type`` is what the checks decided)."""
-
-    @property
-    def ref(self) -> ContextRef:
-        """The canonical ref of this entry."""
-        return ContextRef(binding=DIRECT_BINDING, path=self.entry_id)
-
-    @property
-    def chars(self) -> int:
-        """Length of the text in characters (0 for binary entries)."""
-        return len(self.text) if self.text is not None else 0
-
-
-@attrs.define(slots=True, frozen=True)
-class SourceBinding:
-    """A source attached to a TaskContext under a binding id, with its default role."""
-
-    binding_id: str
-    source: ContextSource
-    role: str
-    identity: str | None
-
-    @property
-    def kind(self) -> str:
-        """The source kind name."""
-        return self.source.kind
 
 
 class SourceCatalogEntry(FrozenModel):
@@ -380,18 +338,29 @@ class TaskContext(ContextAudit):
     def text_loader(self, binding: SourceBinding) -> TextLoader:
         """Reads a descriptor's whole text for a provider that indexes text (None if not text),
         with the content version of the bytes it came from."""
-        from taskctx.readback import Readback, candidate_of
+        return Readback(self.read_scope()).text_loader(binding)
 
-        readback = Readback(self)
+    def read_scope(self) -> ReadScope:
+        """What readback may see of this task: the read-only entries and bindings, the host
+        and a lookup of synced descriptors (readback never holds the TaskContext)."""
+        return ReadScope(
+            task_id=self.task_id,
+            entries=self.entries,
+            bindings=self.bindings,
+            host=self.host,
+            descriptor=self._known_descriptor,
+        )
 
-        async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
-            candidate = candidate_of(binding, descriptor, None)
-            if not readback.is_text(candidate):
-                return None
-            # the index compares the version read with the descriptor's before storing
-            return await readback.read_reporting_version(candidate, None)
-
-        return load_text
+    def _known_descriptor(
+        self, binding_id: str, path: str, scope: str | None
+    ) -> SourceDescriptor | None:
+        """The synced descriptor of ``path``/``scope`` (or of the whole item), if known."""
+        for state in self._index.states.values():
+            if state.key.binding_id == binding_id:
+                found = state.descriptors.get((path, scope)) or state.descriptors.get((path, None))
+                if found is not None:
+                    return found
+        return None
 
     async def async_sync_index(
         self, progress: Callable[[str, int, int], None] | None = None
@@ -428,8 +397,6 @@ class TaskContext(ContextAudit):
         self, progress: Callable[[str, int, int], None] | None = None
     ) -> dict[str, SyncReport]:
         """Sync facade of :meth:`async_sync_index`."""
-        from taskctx._sync import run_sync
-
         return run_sync(self.async_sync_index(progress), "async_sync_index")
 
     @property
@@ -451,8 +418,6 @@ class TaskContext(ContextAudit):
         cursor_ttl: float = 3600.0,
     ) -> ContextReader:
         """A reader for ``consumer``; it pins its snapshot at the first read (or ``pin()``)."""
-        from taskctx.reader import ContextReader
-
         cursor_ttl = check_ttl(cursor_ttl)
         if isinstance(consumer, str):
             consumer = ContextConsumer(name=consumer)
@@ -468,8 +433,6 @@ class TaskContext(ContextAudit):
         self, state: ReaderState | Mapping[str, Any] | str, *, cursor_ttl: float = 3600.0
     ) -> ContextReader:
         """Rebuild a reader from ``export_state()`` output (model, dict or JSON text)."""
-        from taskctx.reader import ContextReader
-
         cursor_ttl = check_ttl(cursor_ttl)
         if isinstance(state, str):
             parsed = ReaderState.model_validate_json(state)

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
+from taskctx.codes import DiagnosticCode
 from taskctx.model import (
+    DIRECT_BINDING,
+    ContextRef,
     CoverageOutcome,
     CoverageReason,
     CoverageStatus,
+    Diagnostic,
     Enumeration,
+    OmissionReason,
+    Severity,
     SourceCoverage,
     SourceDescriptor,
 )
+from taskctx.page import Page
 
-__all__ = ["REASON_SENTENCES", "BindingScan", "coverage_for", "describe_reason"]
+__all__ = [
+    "REASON_SENTENCES",
+    "BindingScan",
+    "coverage_for",
+    "describe_reason",
+    "page_coverage",
+]
 
 REASON_SENTENCES: dict[CoverageReason, str] = {
     CoverageReason.NO_LEXICAL_PROVIDER: "no ranking index is installed: candidates came in "
@@ -28,6 +43,8 @@ REASON_SENTENCES: dict[CoverageReason, str] = {
     CoverageReason.PAGED_RESULT: "the result spans several pages",
     CoverageReason.STREAMING_SCAN_UNMEASURED: "streaming scan cost unmeasured: the operation "
     "examined more than it returned, or cannot say how much it examined",
+    CoverageReason.INDEX_REBUILT: "the index was damaged and rebuilt during this search: "
+    "matches are unknown until the source is indexed again",
 }
 """The sentence a person reads for each kernel coverage reason (the code is what
 programs branch on; render shows codes only)."""
@@ -95,7 +112,7 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
             considered=None,
             delivered=delivered,
             omitted=None,
-            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED.value,),
+            reasons=reasons or (CoverageReason.MATCHING_SET_NOT_COUNTED,),
             revision=scan.revision,
         )
     considered = max(considered, delivered)
@@ -112,3 +129,52 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
         reasons=reasons,
         revision=scan.revision,
     )
+
+
+def _held_per_binding(page: Page) -> dict[str, int]:
+    """How many items of each binding the page holds: its blocks and attachments, and the
+    sections inside a delivered parent."""
+    held: list[ContextRef] = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
+    held += [o.ref for o in page.omissions if o.reason is OmissionReason.COVERED_BY_PARENT]
+    delivered: dict[str, int] = {}
+    for held_ref in held:
+        delivered[held_ref.binding] = delivered.get(held_ref.binding, 0) + 1
+    return delivered
+
+
+def page_coverage(
+    scans: Sequence[BindingScan],
+    direct: BindingScan | None,
+    page: Page,
+    selection_disabled: bool,
+) -> tuple[dict[str, SourceCoverage], list[Diagnostic]]:
+    """Every binding's coverage of ``page`` (the direct entries first, when there are
+    any), and a diagnostic for each degraded index and unavailable source."""
+    coverage = {}
+    diagnostics: list[Diagnostic] = []
+    delivered = _held_per_binding(page)
+    if direct is not None:
+        coverage[DIRECT_BINDING] = coverage_for(direct, delivered.get(DIRECT_BINDING, 0))
+    for scan in scans:
+        if selection_disabled:
+            scan.reasons.append(CoverageReason.SELECTION_DISABLED)
+        if scan.considered is not None:
+            scan.considered += scan.explicit_outside
+        coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
+        diagnostics.extend(
+            Diagnostic(
+                code=DiagnosticCode.INDEX_DEGRADED, message=warning, binding_id=scan.binding_id
+            )
+            for warning in scan.warnings
+        )
+        if scan.outcome is CoverageOutcome.UNAVAILABLE:
+            diagnostics.append(
+                Diagnostic(
+                    code=DiagnosticCode.SOURCE_UNAVAILABLE,
+                    severity=Severity.ERROR,
+                    binding_id=scan.binding_id,
+                    message=f"source {scan.binding_id!r} ({scan.source_kind}) is "
+                    f"unavailable: {scan.detail or 'no detail'}",
+                )
+            )
+    return coverage, diagnostics

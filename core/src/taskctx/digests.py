@@ -8,11 +8,15 @@ the format has one owner.
 from __future__ import annotations
 
 import hashlib
+import re
 
-__all__ = ["SHA256_PREFIX", "sha256_digest", "sha256_hex"]
+__all__ = ["DIGEST_PATTERN", "SHA256_PREFIX", "is_digest", "sha256_digest", "sha256_hex"]
 
 SHA256_PREFIX = "sha256:"
 """The algorithm prefix of every digest taskctx writes."""
+
+DIGEST_PATTERN = re.compile(re.escape(SHA256_PREFIX) + "[0-9a-f]{64}")
+"""A whole digest (``fullmatch``): the prefix and 64 lower-case hex digits."""
 
 
 def _bytes_of(data: object) -> bytes:
@@ -34,3 +38,8 @@ def sha256_hex(data: bytes | str) -> str:
 def sha256_digest(data: bytes | str) -> str:
     """``sha256:<hex>`` of ``data`` (bytes, or text as UTF-8): the digest every source uses."""
     return SHA256_PREFIX + sha256_hex(data)
+
+
+def is_digest(value: object) -> bool:
+    """Whether ``value`` is a digest in the one format (a str ``sha256:<64 lower hex>``)."""
+    return isinstance(value, str) and DIGEST_PATTERN.fullmatch(value) is not None

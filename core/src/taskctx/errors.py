@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from taskctx.codes import NamespacedCode, ProblemCode, parse_problem_code
+
 __all__ = [
     "ConsumptionConflictError",
     "CursorError",
@@ -91,13 +93,15 @@ class PluginLoadError(TaskCtxError):
 class MediaError(TaskCtxError):
     """Content cannot be delivered as what it claims to be.
 
-    ``code`` names the problem for diagnostics: ``invalid_image``, ``encrypted``,
-    ``parse_failed``, ``no_text``, ``too_large``, ``timeout``, ``invalid_text``, ...
+    ``code`` names the problem for programs: a :class:`~taskctx.codes.ProblemCode`
+    (``ProblemCode.PARSE_FAILED``, or the string ``"parse_failed"``, which is coerced to
+    the member) or a plugin's own code namespaced ``<namespace>:<name>``; any other
+    string is a ValueError naming it. The message is the sentence a person reads.
     """
 
-    def __init__(self, message: str, code: str = "invalid_media") -> None:
+    def __init__(self, message: str, code: ProblemCode | str = ProblemCode.INVALID_MEDIA) -> None:
         super().__init__(message)
-        self.code = code
+        self.code: ProblemCode | NamespacedCode = parse_problem_code(code)
 
 
 class NotFoundError(TaskCtxError, LookupError):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
+from taskctx.codes import CoverageReason
 from taskctx.protocols import (
     IndexDocument,
     IndexPartition,
@@ -50,8 +51,9 @@ def reciprocal_rank_fusion(
         complete = all(r.considered == len(r.hits) for r in searchable)
         considered = len(scores) if complete else max(r.considered or 0 for r in searchable)
     reasons = tuple(dict.fromkeys(reason for r in results for reason in r.reasons))
-    if considered is None and searchable and "matching_set_not_counted" not in reasons:
-        reasons = (*reasons, "matching_set_not_counted")
+    unmeasured = CoverageReason.MATCHING_SET_NOT_COUNTED
+    if considered is None and searchable and unmeasured not in reasons:
+        reasons = (*reasons, unmeasured)
     return SearchResult(
         hits=hits,
         considered=considered,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
+from taskctx.clisources import CliSource
 from taskctx.protocols import FileIOHandler, IndexProvider, ScopedRead, Selector, SourceFactory
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = [
     "PROJECT_NAME",
     "hookimpl",
     "hookspec",
+    "register_cli_sources",
     "register_commands",
     "register_file_io_handlers",
     "register_index_providers",
@@ -138,4 +140,27 @@ def register_commands(register: Callable[[click.Command], None]) -> None:
     Returns nothing (the return value is ignored). Names are unique across plugins and
     may not shadow a kernel command (``plugins``, ``read``, ``index``); a clash fails the
     plugin.
+    """
+
+
+@hookspec
+def register_cli_sources(register: Callable[[CliSource], None]) -> None:
+    """Register command-line sources: call ``register(cli_source)`` with a ``CliSource``.
+
+    :param register: takes a ``taskctx.CliSource``: a ``--flag VALUE`` (or the positional
+        ``PATH...``) of ``taskctx read``, the source kind each value makes, the factory
+        option that receives it, the binding id, help and metavar, whether the flag
+        repeats, and whether ``taskctx index`` takes it too.
+
+    Called once, while the plugin loads (``taskctx read`` and ``taskctx index`` build
+    their options from the loaded plugins, so ``--help`` lists what the enabled plugins
+    give). When a user passes the option, the command makes
+    ``host.source(kind, **{value_option: value, **fixed_options})`` per value and
+    attaches it.
+
+    Returns nothing (the return value is ignored). A flag, or the positional ``PATH``, is
+    owned like a name (``taskctx._ownership``): a first-party one belongs to its
+    distribution, and two third-party plugins registering the same one both fail. A flag
+    the kernel's command already has (``--query``, ``--json``...) is not added, with a
+    warning.
     """

@@ -3,7 +3,7 @@
 The reader calls :func:`validate_image` on every image it attaches, whatever source the
 bytes came from (direct entries, a workspace, records, a repository, skills, a
 third-party source). Four steps, cheapest first, each refusing with
-``MediaError(code="invalid_image")`` and a message naming what is wrong:
+``MediaError(code=ProblemCode.INVALID_IMAGE)`` and a message naming what is wrong:
 
 1. the byte count against :attr:`ImageLimits.max_bytes`;
 2. the header (:func:`sniff_image`): a PNG, JPEG, GIF or WebP signature, agreement with
@@ -123,7 +123,7 @@ def validate_image(
 ) -> ImageInfo:
     """The real media type and size of a fully valid image, or ``MediaError``.
 
-    Every refusal is ``MediaError(code="invalid_image")``: empty, over a limit,
+    Every refusal is ``MediaError(code=ProblemCode.INVALID_IMAGE)``: empty, over a limit,
     mislabelled, truncated, corrupt, or a decompression bomb (refused from its header,
     before any pixel is decoded).
     """

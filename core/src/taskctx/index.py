@@ -13,19 +13,14 @@ indexes the new bytes under their own version.
 
 from __future__ import annotations
 
-import asyncio
-import bisect
-import fnmatch
-import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
 from taskctx.errors import StaleReaderError
-from taskctx.media import is_hidden_path
 from taskctx.model import (
     ContextFilters,
     CoverageReason,
@@ -33,10 +28,20 @@ from taskctx.model import (
     Enumeration,
     EnumerationRequest,
     ExactRead,
-    FrozenModel,
     SourceDescriptor,
 )
+from taskctx.partition import (
+    INCREMENTAL_LIMIT,
+    DescriptorKey,
+    PartitionState,
+    SortedDescriptors,
+    SyncReport,
+    doc_id_of,
+    keys_of,
+    passes_filters,
+)
 from taskctx.protocols import (
+    ChangeSet,
     ContextSource,
     IndexDocument,
     IndexPartition,
@@ -49,17 +54,20 @@ from taskctx.protocols import (
 from taskctx.statefiles import StateDir
 
 __all__ = [
+    "INCREMENTAL_LIMIT",
     "NO_LEXICAL_PROVIDER",
     "CandidateSet",
     "ContextIndex",
     "PartitionState",
     "RevisionMovedError",
+    "SortedDescriptors",
     "StructuralProvider",
     "SyncReport",
     "doc_id_of",
+    "passes_filters",
 ]
 
-NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER.value
+NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER
 TextLoader = Callable[[SourceDescriptor], Awaitable[ExactRead | None]]
 """Reads a descriptor's whole text for a provider that indexes text (None: not text).
 
@@ -68,70 +76,6 @@ StaleReaderError when the source refuses the pinned version); the index stores i
 only when that is the descriptor's version."""
 Progress = Callable[[int, int], None]
 """Called with (documents prepared, documents to prepare) while a sync indexes."""
-DescriptorKey = tuple[str, str | None]
-
-_DIGITS = re.compile(r"(\d+)")
-_SCOPE_SEPARATOR = "\x1f"  # cannot occur in a path or scope, unlike "#"
-
-
-def doc_id_of(path: str, scope: str | None) -> str:
-    """The document id of a descriptor inside a partition."""
-    return path if scope is None else f"{path}{_SCOPE_SEPARATOR}{scope}"
-
-
-def _natural(text: str | None) -> tuple[Any, ...]:
-    if text is None:
-        return ()
-    return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
-
-
-def _order_key(descriptor: SourceDescriptor) -> tuple[Any, ...]:
-    """Path, then the whole item, then its sections in document order (or natural order)."""
-    scope = descriptor.scope
-    position = descriptor.position if descriptor.position is not None else -1
-    return (descriptor.path, scope is not None, position, _natural(scope))
-
-
-class SortedDescriptors:
-    """Descriptors in structural order (path, then natural scope order), updated in place.
-
-    One change costs a binary search and a list insert, not a re-sort of everything.
-    """
-
-    __slots__ = ("items", "keys", "order")
-
-    def __init__(self, descriptors: Iterable[SourceDescriptor] = ()) -> None:
-        pairs = sorted(((_order_key(d), d) for d in descriptors), key=lambda p: p[0])
-        self.keys: list[tuple[Any, ...]] = [key for key, _ in pairs]
-        self.items: list[SourceDescriptor] = [d for _, d in pairs]
-        self.order: dict[DescriptorKey, tuple[Any, ...]] = {
-            d.key: key for key, d in zip(self.keys, self.items, strict=True)
-        }
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def upsert(self, descriptor: SourceDescriptor) -> None:
-        """Insert ``descriptor`` at its place, or replace the one with its key."""
-        self.remove(*descriptor.key)
-        key = _order_key(descriptor)
-        self.order[descriptor.key] = key
-        index = bisect.bisect_left(self.keys, key)
-        if index < len(self.keys) and self.keys[index] == key:
-            self.items[index] = descriptor
-        else:
-            self.keys.insert(index, key)
-            self.items.insert(index, descriptor)
-
-    def remove(self, path: str, scope: str | None) -> None:
-        """Remove the descriptor with this key, if present."""
-        key = self.order.pop((path, scope), None)
-        if key is None:
-            return
-        index = bisect.bisect_left(self.keys, key)
-        if index < len(self.keys) and self.keys[index] == key:
-            del self.keys[index]
-            del self.items[index]
 
 
 class RevisionMovedError(Exception):
@@ -193,17 +137,6 @@ class StructuralProvider:
         return _StructuralPartition()
 
 
-class SyncReport(FrozenModel):
-    """What one sync did: how it learnt the changes, and what it indexed."""
-
-    mode: Literal["warm", "journal", "diff"]
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    seconds: float = 0.0
-
-
 @attrs.define(slots=True)
 class CandidateSet:
     """Candidates of one binding for one read, in rank order, and coverage facts.
@@ -221,125 +154,6 @@ class CandidateSet:
     warnings: tuple[str, ...] = ()
     truncated: bool = False
     """True when more matches exist than ``descriptors`` holds (ranked up to a limit)."""
-
-
-INCREMENTAL_LIMIT = 1000
-"""Past this many changes in one sync, the structural view is rebuilt instead."""
-
-
-@attrs.define(slots=True)
-class PartitionState:
-    """One synced partition: descriptors by key in structural order, and the provider's part."""
-
-    key: PartitionKey
-    provider: IndexProvider
-    partition: IndexPartition
-    revision: str | None = None
-    descriptors: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
-    structure: SortedDescriptors = attrs.field(factory=SortedDescriptors)
-    enumeration: Enumeration = Enumeration.EXHAUSTIVE
-    enumeration_reasons: tuple[str, ...] = ()
-    generation: int = 0
-    _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
-    _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
-    _required: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
-    last_sync: SyncReport | None = None
-    generation_seen: str | None = None
-    _lock: asyncio.Lock | None = None
-    _lock_loop: asyncio.AbstractEventLoop | None = None
-
-    def lock(self) -> asyncio.Lock:
-        """The lock that serialises syncs of this partition within the running loop."""
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
-        return self._lock
-
-    @property
-    def ordered(self) -> list[SourceDescriptor]:
-        """Every descriptor in structural order (do not mutate)."""
-        return self.structure.items
-
-    def filtered(self, filters: ContextFilters) -> list[SourceDescriptor]:
-        """Descriptors passing the structural filters, in structural order (memoised)."""
-        memo_key = filters.model_dump_json(exclude={"bindings", "source_kinds"})
-        cached = self._filtered.get(memo_key)
-        if cached is None:
-            view = SortedDescriptors(d for d in self.structure.items if passes_filters(d, filters))
-            cached = (filters, view)
-            self._filtered[memo_key] = cached
-        return cached[1].items
-
-    def required(self) -> list[SourceDescriptor]:
-        """Descriptors the source marks ``required``, in structural order."""
-        return sorted(self._required.values(), key=_order_key)
-
-    def by_doc_id(self, doc_id: str) -> SourceDescriptor | None:
-        """The descriptor a provider hit refers to."""
-        return self._by_doc_id.get(doc_id)
-
-    def replace(
-        self, upserts: Sequence[SourceDescriptor], deletes: Sequence[DescriptorKey]
-    ) -> None:
-        """Apply a change to the structural view and to every memoised filter view."""
-        for key in deletes:
-            if self.descriptors.pop(key, None) is not None:
-                self._by_doc_id.pop(doc_id_of(*key), None)
-            self._required.pop(key, None)
-        for descriptor in upserts:
-            self.descriptors[descriptor.key] = descriptor
-            self._by_doc_id[doc_id_of(*descriptor.key)] = descriptor
-            if descriptor.required:
-                self._required[descriptor.key] = descriptor
-            else:
-                self._required.pop(descriptor.key, None)
-        self.generation += 1
-        if len(upserts) + len(deletes) > INCREMENTAL_LIMIT:
-            self.structure = SortedDescriptors(self.descriptors.values())
-            self._filtered.clear()
-            return
-        for key in deletes:
-            self.structure.remove(*key)
-            for _, view in self._filtered.values():
-                view.remove(*key)
-        for descriptor in upserts:
-            self.structure.upsert(descriptor)
-            for filters, view in self._filtered.values():
-                if passes_filters(descriptor, filters):
-                    view.upsert(descriptor)
-                else:
-                    view.remove(*descriptor.key)
-
-
-def _dotted(metadata: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    current: Any = metadata
-    for part in dotted.split("."):
-        if not isinstance(current, Mapping) or part not in current:
-            return False, None
-        current = current[part]
-    return True, current
-
-
-def passes_filters(descriptor: SourceDescriptor, filters: ContextFilters) -> bool:
-    """Whether a descriptor passes the structural filters of a read."""
-    path = descriptor.path
-    if not filters.include_hidden and is_hidden_path(path):
-        return False
-    if filters.path_prefix and not path.startswith(filters.path_prefix):
-        return False
-    if filters.glob and not fnmatch.fnmatchcase(path, filters.glob):
-        return False
-    if filters.max_size is not None:
-        size = descriptor.chars if descriptor.chars is not None else descriptor.size
-        if size is not None and size > filters.max_size:
-            return False
-    if filters.media_types is not None and descriptor.media_type not in filters.media_types:
-        return False
-    for dotted, expected in filters.metadata.items():
-        found, value = _dotted(descriptor.metadata, dotted)
-        if not found or value != expected:
-            return False
-    return True
 
 
 @attrs.define(slots=True)
@@ -414,23 +228,9 @@ class ContextIndex:
         if state.revision is not None and not moved and isinstance(source, SupportsChanges):
             changes = await source.async_changes(state.revision)
             if changes is not None and changes.revision == revision:
-                added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
-                moved_items = await self._apply(
-                    state, changes.upserts, changes.deletes, load_text, progress
+                return await self._sync_journal(
+                    state, source, changes, load_text, progress, started
                 )
-                await _stop_if_moved(state, source, revision, moved_items)
-                state.replace(changes.upserts, changes.deletes)
-                state.revision = revision
-                state.generation_seen = _generation(state.partition)
-                state.last_sync = SyncReport(
-                    mode="journal",
-                    added=added,
-                    updated=len(changes.upserts) - added,
-                    removed=len(changes.deletes),
-                    unchanged=len(state.descriptors) - len(changes.upserts),
-                    seconds=time.perf_counter() - started,
-                )
-                return state
         descriptors, enumeration, reasons = await _enumerate_all(source, revision)
         fresh = {d.key: d for d in descriptors}
         known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
@@ -438,7 +238,7 @@ class ContextIndex:
         gone = [key for key in state.descriptors if key not in fresh]
         # what the partition holds decides what it needs, whoever wrote it last
         to_index = [d for d in fresh.values() if known.get(doc_id_of(*d.key)) != d.content_version]
-        unindex = [key for key in _keys_of(known) if key not in fresh]
+        unindex = [key for key in keys_of(known) if key not in fresh]
         moved_items = await self._apply(state, to_index, unindex, load_text, progress)
         await _stop_if_moved(state, source, revision, moved_items)
         state.replace(changed, gone)
@@ -452,6 +252,34 @@ class ContextIndex:
             updated=len(to_index) - added,
             removed=len(unindex),
             unchanged=len(fresh) - len(to_index),
+            seconds=time.perf_counter() - started,
+        )
+        return state
+
+    async def _sync_journal(
+        self,
+        state: PartitionState,
+        source: ContextSource,
+        changes: ChangeSet,
+        load_text: TextLoader,
+        progress: Progress | None,
+        started: float,
+    ) -> PartitionState:
+        """Bring ``state`` to ``changes.revision`` by applying the source's change journal."""
+        added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
+        moved_items = await self._apply(
+            state, changes.upserts, changes.deletes, load_text, progress
+        )
+        await _stop_if_moved(state, source, changes.revision, moved_items)
+        state.replace(changes.upserts, changes.deletes)
+        state.revision = changes.revision
+        state.generation_seen = _generation(state.partition)
+        state.last_sync = SyncReport(
+            mode="journal",
+            added=added,
+            updated=len(changes.upserts) - added,
+            removed=len(changes.deletes),
+            unchanged=len(state.descriptors) - len(changes.upserts),
             seconds=time.perf_counter() - started,
         )
         return state
@@ -586,14 +414,6 @@ def _generation(partition: IndexPartition) -> str | None:
     """The partition's generation, if it offers one (shared, persistent partitions do)."""
     generation = getattr(partition, "generation", None)
     return str(generation()) if callable(generation) else None
-
-
-def _keys_of(versions: Mapping[str, str]) -> list[DescriptorKey]:
-    keys: list[DescriptorKey] = []
-    for doc_id in versions:
-        path, _, scope = doc_id.partition(_SCOPE_SEPARATOR)
-        keys.append((path, scope or None))
-    return keys
 
 
 async def _enumerate_all(

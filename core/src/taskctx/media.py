@@ -36,8 +36,10 @@ from taskctx._media_tables import (
     MediaClass,
     _Magic,
 )
+from taskctx.codes import ProblemCode, Representation
+from taskctx.descriptors import ExactRead, Problem
 from taskctx.errors import MediaError
-from taskctx.model import ExactRead, FrozenModel, Problem, Representation
+from taskctx.frozen import FrozenModel
 
 if TYPE_CHECKING:
     from taskctx.protocols import FileIOHandler
@@ -284,6 +286,26 @@ def _decide_by_magic(
     return _decide(signal, reasons)
 
 
+def _decide_without_metadata(
+    sniffed: _Signal | None, content_kind: str | None, reasons: list[str]
+) -> MediaDecision:
+    """No name, suffix or media type speaks: the text sniff, else the claim, decides."""
+    if sniffed is not None:
+        if sniffed.media_class is _B and content_kind == "text":
+            reasons.append(f"content_kind='text' claim ignored: {sniffed.label}")
+        if sniffed.media_class is _T and content_kind == "binary":
+            reasons.append("content_kind='binary' claim closes the text sniff")
+            return _decide(_Signal("content_kind claim", OCTET_STREAM, _B), reasons)
+        return _decide(sniffed, reasons)
+    if content_kind == "text":
+        reasons.append("nothing contradicts the text claim")
+        return _decide(_Signal("content_kind='text' claim", "text/plain", _T), reasons)
+    if content_kind == "binary":
+        return _decide(_Signal("content_kind='binary' claim", OCTET_STREAM, _B), reasons)
+    reasons.append("no known name, suffix, media type or bytes")
+    return _decide(_Signal("no signal", OCTET_STREAM, _U), reasons)
+
+
 def classify(
     path: str | None = None,
     media_type: str | None = None,
@@ -314,21 +336,7 @@ def classify(
     metadata = _merge_metadata(path_signal, declared, reasons)
 
     if metadata is None:
-        if sniffed is not None:
-            if sniffed.media_class is _B and content_kind == "text":
-                reasons.append(f"content_kind='text' claim ignored: {sniffed.label}")
-            if sniffed.media_class is _T and content_kind == "binary":
-                reasons.append("content_kind='binary' claim closes the text sniff")
-                return _decide(_Signal("content_kind claim", OCTET_STREAM, _B), reasons)
-            return _decide(sniffed, reasons)
-        if content_kind == "text":
-            reasons.append("nothing contradicts the text claim")
-            return _decide(_Signal("content_kind='text' claim", "text/plain", _T), reasons)
-        if content_kind == "binary":
-            return _decide(_Signal("content_kind='binary' claim", OCTET_STREAM, _B), reasons)
-        reasons.append("no known name, suffix, media type or bytes")
-        return _decide(_Signal("no signal", OCTET_STREAM, _U), reasons)
-
+        return _decide_without_metadata(sniffed, content_kind, reasons)
     if metadata.media_class is _T:
         if sniffed is not None and sniffed.media_class is _B:
             reasons.append(f"{metadata.label} says text but the bytes are not text")
@@ -488,4 +496,6 @@ def handler_missing_message(path: str, media_type: str) -> str:
 
 def handler_missing(path: str, media_type: str) -> Problem:
     """The problem of a document no installed FileIOHandler parses: reference only."""
-    return Problem(code="handler_missing", message=handler_missing_message(path, media_type))
+    return Problem(
+        code=ProblemCode.HANDLER_MISSING, message=handler_missing_message(path, media_type)
+    )

@@ -2,22 +2,44 @@
 
 Refs, descriptors and exact reads travel between sources and the kernel; budgets,
 intents and consumers come from callers; blocks, omissions, coverage and packages go
-to the model and back. Reader state and cursors leave the process.
+to the model and back. Reader state and cursors leave the process. The enums live in
+:mod:`taskctx.codes` and the source-side values in :mod:`taskctx.descriptors`; both are
+importable from here.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from taskctx.digests import sha256_digest
+from taskctx.codes import (
+    Completeness,
+    CoverageOutcome,
+    CoverageReason,
+    CoverageReasonCode,
+    CoverageStatus,
+    DiagnosticCodeValue,
+    Enumeration,
+    OmissionReason,
+    Representation,
+    Severity,
+)
+from taskctx.descriptors import (
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    Problem,
+    SectionInfo,
+    SourceDescriptor,
+)
 from taskctx.errors import UnknownAliasError
+from taskctx.frozen import FrozenModel
 from taskctx.jsonsafe import check_json_depth
+from taskctx.render import render_package
 
 __all__ = [
     "DIRECT_BINDING",
@@ -56,90 +78,6 @@ DIRECT_BINDING = "_direct"
 """Binding id of entries put directly on a TaskContext (not a valid user binding id)."""
 
 BINDING_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-
-
-class FrozenModel(BaseModel):
-    """Base of every boundary value: immutable, strict about unknown fields."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", ser_json_bytes="base64", val_json_bytes="base64"
-    )
-
-
-class _Choice(str, Enum):
-    """A string enum whose ``str()`` is its value (``partial``, not ``CoverageStatus.PARTIAL``)."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class Representation(_Choice):
-    """How a block's content relates to the original bytes."""
-
-    TEXT = "text"
-    PARSED_TEXT = "parsed_text"
-    LOSSY_DIGEST = "lossy_digest"
-    REFERENCE_ONLY = "reference_only"
-
-
-class Completeness(_Choice):
-    """Whether a block holds all of what its ref names."""
-
-    COMPLETE = "complete"
-    LOSSY = "lossy"
-    REFERENCE_ONLY = "reference_only"
-
-
-class OmissionReason(_Choice):
-    """Why a candidate is not in a package."""
-
-    OVER_CHAR_BUDGET = "over_char_budget"
-    OVER_BLOCK_BUDGET = "over_block_budget"
-    NOT_SELECTED = "not_selected"
-    ALREADY_DISCLOSED = "already_disclosed"
-    REFERENCE_ONLY = "reference_only"
-    UNSUPPORTED_MEDIA = "unsupported_media"
-    READ_FAILED = "read_failed"
-    FILTERED_OUT = "filtered_out"
-    NOT_FOUND = "not_found"
-    COVERED_BY_PARENT = "covered_by_parent"
-    SELECTION_DISABLED = "selection_disabled"
-    LARGER_THAN_PAGE = "larger_than_page"
-    UNSUPPORTED_SCOPE = "unsupported_scope"
-    SECTIONS_DELIVERED = "sections_delivered"
-
-
-class Severity(_Choice):
-    """How much a diagnostic matters to the caller."""
-
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
-class CoverageStatus(_Choice):
-    """How much of a binding's declared scope a package holds."""
-
-    COMPLETE = "complete"
-    PARTIAL = "partial"
-    UNKNOWN = "unknown"
-
-
-class Enumeration(_Choice):
-    """How the candidates of a binding were found."""
-
-    EXHAUSTIVE = "exhaustive"
-    BOUNDED = "bounded"
-    RANKED = "ranked"
-
-
-class CoverageOutcome(_Choice):
-    """Searched with matches, searched with none, not searched, or unavailable."""
-
-    MATCHED = "matched"
-    NO_MATCH_IN_SCOPE = "no_match_in_scope"
-    NOT_SEARCHED = "not_searched"
-    UNAVAILABLE = "unavailable"
 
 
 _REF_PATTERN = re.compile(
@@ -210,132 +148,6 @@ class ContextRef(FrozenModel):
 
 def _coerce_ref(value: object) -> object:
     return ContextRef.parse(value) if isinstance(value, str) else value
-
-
-class SectionInfo(FrozenModel):
-    """One section of an item: heading, scope string for a scoped read, level, size.
-
-    ``start``/``end`` are character offsets into the item's (parsed) text when the
-    producer knows them, so a scoped read can slice without parsing again.
-    """
-
-    title: str
-    scope: str
-    level: int = 1
-    chars: int | None = None
-    start: int | None = None
-    end: int | None = None
-
-
-class Problem(FrozenModel):
-    """Why an item is reference only: a diagnostic code and a message naming the cause."""
-
-    code: str
-    message: str
-
-
-class SourceDescriptor(FrozenModel):
-    """Structure of one item of a source: no content, only what locates and sizes it.
-
-    ``scope`` is set when the descriptor names a section or chunk of a larger item
-    (``parent_scope`` None means the parent is the whole item at ``path``).
-    """
-
-    path: str
-    title: str | None = None
-    media_type: str = "text/plain"
-    size: int | None = None
-    chars: int | None = None
-    content_version: str
-    representation: Representation = Representation.TEXT
-    sections: tuple[SectionInfo, ...] = ()
-    scope: str | None = None
-    parent_scope: str | None = None
-    role: str | None = None
-    metadata: Mapping[str, Any] = Field(default_factory=dict)
-    problem: Problem | None = None
-    position: int | None = None
-    """Order of a section among its item's sections (document order); None sorts by scope."""
-    required: bool = False
-    """The source delivers this item as part of its binding's required core: every read
-    holds it (whole, or as a lossy digest when allowed), whatever the query."""
-    summary: str | None = None
-    """A short description the source vouches for (a skill's description, say): shown
-    to a selector instead of a body preview, and at the head of a lossy digest."""
-
-    @property
-    def key(self) -> tuple[str, str | None]:
-        """Identity of the descriptor inside its source: path and scope."""
-        return (self.path, self.scope)
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_depth(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
-        check_json_depth(value, "descriptor metadata")
-        return value
-
-
-class EnumerationRequest(FrozenModel):
-    """One page request to ``async_enumerate_descriptors``."""
-
-    cursor: str | None = None
-    page_size: int = Field(default=500, ge=1, le=100_000)
-    revision: str | None = None
-    path_prefix: str | None = None
-
-
-class DescriptorPage(FrozenModel):
-    """A page of descriptors, the source revision it was taken at, and the next cursor."""
-
-    descriptors: tuple[SourceDescriptor, ...]
-    revision: str
-    next_cursor: str | None = None
-    total: int | None = None
-    enumeration: Enumeration = Enumeration.EXHAUSTIVE
-    reasons: tuple[str, ...] = ()
-
-
-class ExactRead(FrozenModel):
-    """Bounded canonical content of one ref with the digest of the whole content.
-
-    ``chars_total`` is the length of the whole canonical text; ``complete`` is False when
-    ``limit`` cut it (always at a character boundary). Binary content comes as ``data``.
-    """
-
-    path: str
-    scope: str | None = None
-    text: str | None = None
-    data: bytes | None = None
-    media_type: str = "text/plain"
-    representation: Representation = Representation.TEXT
-    digest: str
-    chars_total: int | None = None
-    complete: bool = True
-    content_version: str | None = None
-    sections: tuple[SectionInfo, ...] = ()
-
-    @classmethod
-    def from_bytes(cls, path: str, data: bytes, **fields: Any) -> ExactRead:
-        """A read of bytes that never enter as text (reference only unless ``fields`` say
-        otherwise), with the digest of the bytes."""
-        fields.setdefault("representation", Representation.REFERENCE_ONLY)
-        return cls(path=path, data=data, digest=sha256_digest(data), **fields)
-
-    @classmethod
-    def from_text(
-        cls, path: str, text: str, limit: int | None, *, scope: str | None = None, **fields: Any
-    ) -> ExactRead:
-        """A read of ``text`` cut at ``limit`` characters, with the digest of all of it."""
-        cut = text if limit is None else text[:limit]
-        return cls(
-            path=path,
-            scope=scope,
-            text=cut,
-            digest=sha256_digest(text),
-            chars_total=len(text),
-            complete=len(cut) == len(text),
-            **fields,
-        )
 
 
 _ABSENT: Any = object()
@@ -512,30 +324,16 @@ class Omission(FrozenModel):
 
 
 class Diagnostic(FrozenModel):
-    """Something the caller should know about a read (a failed source, a fallback)."""
+    """Something the caller should know about a read (a failed source, a fallback).
 
-    code: str
+    ``code`` is a :class:`DiagnosticCode`, the :class:`ProblemCode` of the item it
+    reports, or a plugin's own code namespaced ``<namespace>:<name>``."""
+
+    code: DiagnosticCodeValue
     message: str
     severity: Severity = Severity.WARNING
     binding_id: str | None = None
     ref: ContextRef | None = None
-
-
-class CoverageReason(_Choice):
-    """Codes the kernel puts in ``SourceCoverage.reasons`` (providers may add their own)."""
-
-    NO_LEXICAL_PROVIDER = "no_lexical_provider"
-    BINDING_EXCLUDED = "binding_excluded"
-    SOURCE_UNAVAILABLE = "source_unavailable"
-    SELECTION_DISABLED = "selection_disabled"
-    QUERY_NOT_SEARCHABLE = "query_not_searchable"
-    MATCHING_SET_NOT_COUNTED = "matching_set_not_counted"
-    BOUNDED_ENUMERATION = "bounded_enumeration"
-    PAGED_RESULT = "paged_result"
-    SOURCE_KIND_EXCLUDED = "source_kind_excluded"
-    STREAMING_SCAN_UNMEASURED = "streaming_scan_unmeasured"
-    """The operation examined more than it returned, or cannot say how much it examined:
-    ``considered`` is None rather than a count smaller than what was looked at."""
 
 
 class SourceCoverage(FrozenModel):
@@ -549,7 +347,7 @@ class SourceCoverage(FrozenModel):
     considered: int | None
     delivered: int
     omitted: int | None
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[CoverageReasonCode, ...] = ()
     revision: str | None = None
 
     @model_validator(mode="after")
@@ -618,8 +416,6 @@ class ContextPackage(FrozenModel):
 
     def render(self) -> str:
         """The model's view: blocks, attachments and omissions with aliases, and coverage."""
-        from taskctx.render import render_package
-
         return render_package(self)
 
 

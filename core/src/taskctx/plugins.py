@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -32,11 +31,11 @@ import pluggy
 from pydantic import Field
 
 from taskctx import hookspecs
+from taskctx._hookcalls import call_register_hooks, hook_names
 from taskctx._ownership import (
     CHOOSE_ENV,
     DEFAULT_LEXICAL,
     FIRST_PARTY_NAMES,
-    claimed_twice,
     lexical_default,
     normalize_name,
     parse_choose,
@@ -44,6 +43,7 @@ from taskctx._ownership import (
     unused_claims,
 )
 from taskctx._registration import (
+    REGISTRY_KINDS,
     Entry,
     Failure,
     Origin,
@@ -52,8 +52,8 @@ from taskctx._registration import (
     accepts_keyword,
     check_options,
     describe,
-    validate,
 )
+from taskctx.clisources import CliSource
 from taskctx.errors import (
     NotInstalledError,
     PluginLoadError,
@@ -72,7 +72,6 @@ __all__ = [
     "BUILTIN_MODULE",
     "CHOOSE_ENV",
     "DEFAULT_LEXICAL",
-    "FIRST_PARTY_KINDS",
     "FIRST_PARTY_NAMES",
     "REGISTRY_KINDS",
     "PluginHost",
@@ -86,17 +85,6 @@ BLOCK_ENV = "TASKCTX_BLOCK_PLUGINS"
 """Comma list of distributions never to load."""
 BUILTIN_MODULE = "taskctx.builtins"
 """The kernel's own hookimpl module, registered as plugin ``taskctx``."""
-REGISTRY_KINDS = (
-    "source_kinds",
-    "scoped_readers",
-    "file_io_handlers",
-    "index_providers",
-    "selectors",
-    "commands",
-)
-"""Registry names; each is filled by the hook ``register_<name>``."""
-FIRST_PARTY_KINDS: Mapping[str, str] = FIRST_PARTY_NAMES["source_kinds"]
-"""Source kinds of the first-party plugins and the distribution that alone may register each."""
 
 Status = Literal["loaded", "failed", "blocked", "not_allowed"]
 
@@ -127,6 +115,10 @@ class PluginRecord(FrozenModel):
     refused: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
     """Registrations of a loaded plugin the host does not use: another plugin owns a
     claim they make (a media type, a suffix, a scope); the warning said which."""
+
+
+def _singular(registry: str) -> str:
+    return registry[:-1].replace("_", " ")
 
 
 def _stacklevel() -> int:
@@ -273,7 +265,7 @@ class PluginHost:
                 plugin = load()
             except Exception as exc:
                 raise Failure(f"import failed: {describe(exc)}") from exc
-            hooks = self._hook_names(plugin)
+            hooks = hook_names(self._pm, plugin)
             staged = self._register(origin, plugin, hooks)
         except Exception as exc:
             failure = exc if isinstance(exc, Failure) else Failure(f"error: {describe(exc)}")
@@ -330,14 +322,6 @@ class PluginHost:
             raise PluginLoadError(message)
         warnings.warn(message, PluginLoadWarning, stacklevel=_stacklevel())
 
-    def _hook_names(self, plugin: object) -> tuple[str, ...]:
-        names = set()
-        for attr in dir(plugin):
-            opts = self._pm.parse_hookimpl_opts(plugin, attr)
-            if opts is not None:
-                names.add(opts.get("specname") or attr)
-        return tuple(sorted(names))
-
     def _register(
         self, origin: Origin, plugin: object, hooks: tuple[str, ...]
     ) -> dict[str, Staging]:
@@ -352,55 +336,7 @@ class PluginHost:
         except pluggy.PluginValidationError as exc:
             raise Failure(f"invalid hookimpl: {exc}") from exc
         self._owners[origin.plugin_name] = origin.label
-        for hook in hooks:  # per-plugin check_pending: unknown hooks are misspellings
-            caller = getattr(self._pm.hook, hook, None)
-            if caller is None or caller.has_spec():
-                continue
-            if any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls()):
-                known = [f"register_{k}" for k in REGISTRY_KINDS]
-                close = difflib.get_close_matches(hook, known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise Failure(f"unknown hook {hook!r}: no such hookspec{hint}")
-        staged = {kind: Staging(kind) for kind in REGISTRY_KINDS}
-        for kind, staging in staged.items():
-            caller = getattr(self._pm.hook, f"register_{kind}")
-            for impl in caller.get_hookimpls():
-                if impl.plugin is not plugin:
-                    continue
-                if impl.wrapper or impl.hookwrapper:
-                    raise Failure(f"{caller.name} must not be a hook wrapper")
-                register = self._registrar(staging)
-                try:
-                    impl.function(*(register for _ in impl.argnames))
-                except Exception as exc:
-                    raise Failure(f"{caller.name} raised {describe(exc)}") from exc
-                if staging.errors:
-                    raise Failure("; ".join(staging.errors))
-        return staged
-
-    def _registrar(self, staging: Staging) -> Callable[..., None]:
-        singular = staging.kind[:-1].replace("_", " ")
-
-        def register(*args: Any) -> None:
-            if not staging.open:
-                raise RuntimeError(f"register() for {singular}s called after the hook returned")
-            try:
-                name, value = validate(staging.kind, args)
-            except (TypeError, ValueError) as exc:
-                staging.errors.append(f"invalid {singular} registration: {exc}")
-                return
-            if name in staging.entries:
-                staging.errors.append(f"registered {singular} {name!r} twice")
-            elif (entry := self._registry[staging.kind].get(name)) is not None:
-                staging.errors.append(
-                    f"duplicate {singular} {name!r}: already registered by {entry.owner}"
-                )
-            elif twice := claimed_twice(staging.kind, value, staging.entries):
-                staging.errors.append(f"{singular} {name!r} claims {twice}")
-            else:
-                staging.entries[name] = value
-
-        return register
+        return call_register_hooks(self._pm, plugin, hooks, self._registry)
 
     def _fail(self, origin: Origin, hooks: tuple[str, ...], failure: Failure) -> PluginRecord:
         error = str(failure)
@@ -424,8 +360,7 @@ class PluginHost:
         entry = self._registry[kind].get(name)
         if entry is None:
             installed = ", ".join(self._registry[kind]) or "none"
-            what = kind[:-1].replace("_", " ")
-            raise NotInstalledError(f"no {what} named {name!r} (installed: {installed})")
+            raise NotInstalledError(f"no {_singular(kind)} named {name!r} (installed: {installed})")
         return entry.value
 
     def source_kinds(self) -> Mapping[str, Callable[..., ContextSource]]:
@@ -445,7 +380,7 @@ class PluginHost:
         """
         entry = self._registry["source_kinds"].get(kind)
         if entry is None:
-            raise UnknownSourceKindError(self._unknown_kind_message(kind))
+            raise UnknownSourceKindError(self.not_installed_message("source_kinds", kind))
         if configuration is not None:
             if not isinstance(configuration, RunConfiguration):
                 raise TypeError(
@@ -469,20 +404,28 @@ class PluginHost:
             source = govern(source, configuration, f"source kind {kind!r} ({entry.owner})")
         return source
 
-    def _unknown_kind_message(self, kind: str) -> str:
-        installed = ", ".join(sorted(self._registry["source_kinds"])) or "none"
-        message = f"no installed plugin registers source kind {kind!r} (installed: {installed})"
-        dist = FIRST_PARTY_KINDS.get(kind)
+    def not_installed_message(self, registry: str, name: str) -> str:
+        """Why no loaded plugin registers ``name`` in ``registry`` and, for a first-party
+        name (``FIRST_PARTY_NAMES``), which distribution to install, allow or fix."""
+        installed = ", ".join(sorted(self._registry[registry])) or "none"
+        what = "command-line source" if registry == "cli_sources" else _singular(registry)
+        message = f"no installed plugin registers {what} {name!r} (installed: {installed})"
+        dist = FIRST_PARTY_NAMES.get(registry, {}).get(name)
         if dist is None:
             return message
+        if registry != "source_kinds":
+            kinds = [k for k, d in FIRST_PARTY_NAMES["source_kinds"].items() if d == dist]
+            dist_label = f"{dist!r} (source kind {', '.join(map(repr, kinds))})"
+        else:
+            dist_label = repr(dist)
         status = next((r.status for r in self._records if normalize_name(r.name) == dist), None)
         if status == "blocked":
-            return f"{message}; {dist!r} is installed but blocked ({BLOCK_ENV})"
+            return f"{message}; {dist_label} is installed but blocked ({BLOCK_ENV})"
         if status == "not_allowed":
-            return f"{message}; {dist!r} is installed but not allowed ({ALLOW_ENV})"
+            return f"{message}; {dist_label} is installed but not allowed ({ALLOW_ENV})"
         if status == "failed":
-            return f"{message}; {dist!r} failed to load (see `taskctx plugins`)"
-        return f"{message}; install the distribution {dist!r}"
+            return f"{message}; {dist_label} failed to load (see `taskctx plugins`)"
+        return f"{message}; install the distribution {dist_label}"
 
     def scoped_readers(self) -> tuple[ScopedRead, ...]:
         """Registered scoped readers, in load order."""
@@ -543,6 +486,10 @@ class PluginHost:
         """The selector called ``name``; ``NotInstalledError`` if none is installed."""
         selector: Selector = self._get("selectors", name)
         return selector
+
+    def cli_sources(self) -> Mapping[str, CliSource]:
+        """Flag (or ``PATH``) -> how ``taskctx read``/``index`` attach it, in load order."""
+        return self._mapping("cli_sources")
 
     def commands(self) -> Mapping[str, Any]:
         """CLI command name -> click command, in load order (``taskctx <name>``)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -27,7 +27,14 @@ from taskctx.model import FrozenModel
 if TYPE_CHECKING:
     from taskctx.protocols import ContextSource
 
-__all__ = ["REGEX_PREFIX", "ConfigurableSource", "HostPolicy", "RunConfiguration", "govern"]
+__all__ = [
+    "REGEX_PREFIX",
+    "ConfigurableSource",
+    "HostPolicy",
+    "RunConfiguration",
+    "govern",
+    "governing_method",
+]
 
 REGEX_PREFIX = "regex:"
 """Prefix of an allow-list entry: an RE2 pattern that must fully match the normalised host."""
@@ -424,16 +431,16 @@ def govern(source: ContextSource, configuration: RunConfiguration, what: str) ->
         raise TypeError(
             f"configuration must be a RunConfiguration, not {type(configuration).__name__}"
         )
-    method = getattr(source, "with_configuration", None)
-    if not callable(method):
-        if configuration.host_policy.unrestricted:
-            return source
-        raise PolicyError(
-            f"{what} (kind {source.kind!r}): {type(source).__qualname__} has no "
-            f"with_configuration(), so the run's allowed_hosts "
-            f"{list(configuration.allowed_hosts or ())} cannot govern it; a source used "
-            "under allowed_hosts must implement with_configuration (docs/writing-plugins.md)"
-        )
+    method = governing_method(
+        source,
+        configuration,
+        f"{what} (kind {source.kind!r}): {type(source).__qualname__} has no "
+        f"with_configuration(), so the run's allowed_hosts "
+        f"{list(configuration.allowed_hosts or ())} cannot govern it; a source used "
+        "under allowed_hosts must implement with_configuration (docs/writing-plugins.md)",
+    )
+    if method is None:
+        return source
     try:
         governed = method(configuration)
     except PolicyError as exc:
@@ -445,3 +452,21 @@ def govern(source: ContextSource, configuration: RunConfiguration, what: str) ->
         )
     result: ContextSource = governed
     return result
+
+
+def governing_method(
+    target: object, configuration: RunConfiguration, refusal: str
+) -> Callable[[RunConfiguration], Any] | None:
+    """``target``'s ``with_configuration``, the one rule of :func:`govern` for anything
+    the run's configuration governs (a source, or a provider a source wraps).
+
+    None when ``target`` has no such method and ``configuration`` allows every host: it
+    is used as it is. With no such method under restricted hosts it is refused with
+    ``PolicyError(refusal)``, since nothing says it keeps to them (fail closed).
+    """
+    method = getattr(target, "with_configuration", None)
+    if callable(method):
+        return method  # type: ignore[no-any-return]
+    if configuration.host_policy.unrestricted:
+        return None
+    raise PolicyError(refusal)

@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checka
 
 from pydantic import Field
 
+from taskctx.codes import CoverageReasonCode
 from taskctx.model import (
     ContextBudget,
     ContextFilters,
@@ -240,14 +241,15 @@ class SearchHit(FrozenModel):
 class SearchResult(FrozenModel):
     """Ranked hits, how many matched, and whether the query could be searched at all.
 
-    ``reasons`` are coverage codes (``query_not_searchable``, ...); ``warnings`` are
+    ``reasons`` are coverage codes (``CoverageReason`` members or namespaced
+    ``<namespace>:<name>`` codes); ``warnings`` are
     messages the reader turns into diagnostics (a fused provider that lost a member).
     """
 
     hits: tuple[SearchHit, ...]
     considered: int | None
     searchable: bool = True
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[CoverageReasonCode, ...] = ()
     warnings: tuple[str, ...] = ()
 
 

@@ -1,4 +1,4 @@
-"""Exact readback: candidates from entries, descriptors and explicit refs, and their reads.
+"""Exact readback: explicit-ref candidates and the reads of every candidate.
 
 Every read of content goes through :class:`Readback`: direct entries are sliced in
 memory, scoped refs go to the source's own scoped read or a registered ScopedRead,
@@ -6,15 +6,19 @@ whole items to ``async_read_exact``. Every read of an item the snapshot pinned a
 content version must report the version of the whole-item bytes it came from, scoped
 reads included: a different version fails closed (``StaleReaderError``), a missing one
 too (``UnverifiedReadError``), and no source may return more than the limit it was given.
+
+Readback holds a :class:`ReadScope` (entries, bindings, host, a descriptor lookup), never
+the TaskContext: a read goes down to the source and returns, it never calls back up.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from taskctx.assembly import Candidate
+from taskctx.candidates import Candidate, candidate_of
 from taskctx.claims import PARSEABLE
 from taskctx.errors import (
     NotFoundError,
@@ -30,42 +34,41 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
-from taskctx.protocols import ContextSource, scope_kind
+from taskctx.protocols import ContextSource, ScopedRead, scope_kind
 from taskctx.sections import parse_line_scope, slice_lines
 
 if TYPE_CHECKING:
-    from taskctx.context import DirectEntry, SourceBinding, TaskContext
-    from taskctx.plugins import PluginHost
+    from taskctx.entries import DirectEntry, SourceBinding
+    from taskctx.index import TextLoader
 
-__all__ = ["Readback", "candidate_of", "dispatch_read"]
+__all__ = ["DescriptorLookup", "ReadScope", "Readback", "ScopedReaders", "dispatch_read"]
 
 
-def candidate_of(
-    binding: SourceBinding,
-    d: SourceDescriptor,
-    score: float | None,
-    *,
-    required: bool = False,
-    explicit: bool = False,
-) -> Candidate:
-    """The candidate of a source descriptor under its binding."""
-    return Candidate(
-        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope),
-        binding_id=binding.binding_id,
-        source_kind=binding.kind,
-        role=d.role or binding.role,
-        required=required,
-        media_type=d.media_type,
-        representation=d.representation,
-        chars=d.chars,
-        title=d.title,
-        sections=d.sections,
-        score=score,
-        explicit=explicit,
-        content_version=d.content_version,
-        problem=d.problem,
-        summary=d.summary,
-    )
+class ScopedReaders(Protocol):
+    """Who serves a scope kind for a media type (``PluginHost`` is one)."""
+
+    def scoped_reader_for(self, scope_kind: str, media_type: str | None) -> ScopedRead | None:
+        """The registered ScopedRead for ``scope_kind`` and ``media_type``, if any."""
+        ...
+
+
+DescriptorLookup = Callable[[str, str, "str | None"], "SourceDescriptor | None"]
+"""``(binding_id, path, scope)`` -> the synced descriptor of that item (or of the whole
+item when the scope has none of its own), or None when the index has not seen it."""
+
+
+@attrs.define(slots=True, frozen=True)
+class ReadScope:
+    """What readback may see of a task: its entries, bindings, host and synced descriptors.
+
+    Built by ``TaskContext.read_scope()``; the mappings are the context's read-only views.
+    """
+
+    task_id: str
+    entries: Mapping[str, DirectEntry]
+    bindings: Mapping[str, SourceBinding]
+    host: ScopedReaders
+    descriptor: DescriptorLookup
 
 
 async def dispatch_read(
@@ -73,7 +76,7 @@ async def dispatch_read(
     ref: ContextRef,
     media_type: str | None,
     limit: int | None,
-    host: PluginHost,
+    host: ScopedReaders,
 ) -> tuple[ExactRead, str]:
     """The one dispatch of a read to whoever serves it, and who that was.
 
@@ -102,9 +105,9 @@ def _served(source: ContextSource, method: str) -> str:
 
 @attrs.define(slots=True, frozen=True)
 class Readback:
-    """Reads candidates of one TaskContext."""
+    """Reads the candidates of one task, within its :class:`ReadScope`."""
 
-    context: TaskContext
+    scope: ReadScope
 
     def is_text(self, candidate: Candidate) -> bool:
         """Whether a candidate's text may be indexed: text media (reference-only text
@@ -140,15 +143,15 @@ class Readback:
         ref = candidate.ref
         if ref.binding == DIRECT_BINDING:
             return self.read_direct(ref, limit), "the direct entry"
-        binding = self.context.bindings.get(ref.binding)
+        binding = self.scope.bindings.get(ref.binding)
         if binding is None:
             raise NotFoundError(
-                f"{ref} names no attached binding {ref.binding!r} in task {self.context.task_id!r}"
+                f"{ref} names no attached binding {ref.binding!r} in task {self.scope.task_id!r}"
             )
         # the pinned version goes down so a source can refuse other bytes before slicing
         pinned = ref.model_copy(update={"version": candidate.content_version})
         read, served_by = await dispatch_read(
-            binding.source, pinned, candidate.media_type, limit, self.context.host
+            binding.source, pinned, candidate.media_type, limit, self.scope.host
         )
         if ref.scope is not None and read.scope != ref.scope:
             raise UnsupportedScopeError(
@@ -169,7 +172,7 @@ class Readback:
 
     def read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
         """A direct entry, whole or by line scope."""
-        entry = self.context.entries.get(ref.path)
+        entry = self.scope.entries.get(ref.path)
         if entry is None:
             raise NotFoundError(f"no direct entry {ref.path!r}")
         fields = {"media_type": entry.media_type, "content_version": entry.digest}
@@ -186,7 +189,7 @@ class Readback:
     def explicit(self, ref: ContextRef) -> Candidate:
         """The required candidate of an explicitly requested ref (it may not exist)."""
         if ref.binding == DIRECT_BINDING:
-            entry = self.context.entries.get(ref.path)
+            entry = self.scope.entries.get(ref.path)
             return Candidate(
                 ref=ref.unversioned(),
                 binding_id=DIRECT_BINDING,
@@ -199,7 +202,7 @@ class Readback:
                 explicit=True,
                 sections=entry.sections if entry else (),
             )
-        binding = self.context.bindings.get(ref.binding)
+        binding = self.scope.bindings.get(ref.binding)
         if binding is None:
             return Candidate(
                 ref=ref,
@@ -212,7 +215,7 @@ class Readback:
                 chars=None,
                 explicit=True,
             )
-        descriptor = self.known_descriptor(binding, ref.path, ref.scope)
+        descriptor = self.scope.descriptor(binding.binding_id, ref.path, ref.scope)
         if descriptor is None:
             return Candidate(
                 ref=ref.unversioned(),
@@ -228,29 +231,15 @@ class Readback:
         found = candidate_of(binding, descriptor, None, required=True, explicit=True)
         return attrs.evolve(found, ref=ref.unversioned(), chars=None)
 
-    def known_descriptor(
-        self, binding: SourceBinding, path: str, scope: str | None
-    ) -> SourceDescriptor | None:
-        """The synced descriptor of ``path``/``scope`` (or of the whole item), if known."""
-        for state in self.context.index.states.values():
-            if state.key.binding_id == binding.binding_id:
-                found = state.descriptors.get((path, scope)) or state.descriptors.get((path, None))
-                if found is not None:
-                    return found
-        return None
+    def text_loader(self, binding: SourceBinding) -> TextLoader:
+        """Reads a descriptor's whole text for a provider that indexes text (None if not
+        text), with the content version of the bytes it came from."""
 
-    def direct(self, entry: DirectEntry) -> Candidate:
-        """The candidate of a direct entry."""
-        return Candidate(
-            ref=entry.ref,
-            binding_id=DIRECT_BINDING,
-            source_kind="direct",
-            role=entry.role,
-            required=entry.required,
-            media_type=entry.media_type,
-            representation=Representation.TEXT,
-            chars=entry.chars if entry.text else None,
-            title=entry.title,
-            sections=entry.sections,
-            content_version=entry.digest,
-        )
+        async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+            candidate = candidate_of(binding, descriptor, None)
+            if not self.is_text(candidate):
+                return None
+            # the index compares the version read with the descriptor's before storing
+            return await self.read_reporting_version(candidate, None)
+
+        return load_text

@@ -1,127 +1,68 @@
-"""ContextReader: a pinned snapshot, candidates, selection, exact readback, coverage.
+"""ContextReader: a pinned snapshot, and pages read from it.
 
 A reader pins the TaskContext revision and every source revision at its first read
 (or ``pin()``). Later reads on changed sources fail with ``StaleReaderError`` until
 ``refresh()``; pages of one result (``read_next``) never mix snapshots.
+
+A page flows one way, each step given what it needs and returning a value: gathering
+(``taskctx.gathering``: each binding's index sync and ranked candidates), assembly
+(``taskctx.assembly``, reading through ``taskctx.readback`` and naming refs through the
+reader's ``taskctx.aliases.AliasTable``), coverage (``taskctx.coverage``) and paging
+(``taskctx.paging``). The reader only wires them and keeps what outlives a page: the
+snapshot, the alias table and what it disclosed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from taskctx._sync import run_sync
-from taskctx.assembly import Candidate, PageAssembler
-from taskctx.coverage import BindingScan, coverage_for
-from taskctx.cursor import CursorSigner
+from taskctx.aliases import AliasTable
+from taskctx.assembly import PageAssembler
+from taskctx.candidates import Candidate
+from taskctx.coverage import BindingScan, page_coverage
 from taskctx.errors import (
     CursorError,
-    PolicyError,
     StaleReaderError,
     TaskCtxError,
     UnknownBindingError,
     UnknownSourceKindError,
 )
-from taskctx.index import RevisionMovedError, passes_filters
+from taskctx.gathering import (
+    RankedCandidates,
+    ScanRequest,
+    Segment,
+    page_candidates,
+    scan_binding,
+    search_window,
+    skipped_scan,
+)
 from taskctx.model import (
     DIRECT_BINDING,
     ContextBudget,
     ContextConsumer,
     ContextPackage,
     ContextReadIntent,
-    ContextRef,
-    CoverageOutcome,
-    CoverageReason,
     Diagnostic,
     OmissionReason,
     ReaderState,
-    Severity,
     Snapshot,
-    SourceDescriptor,
+    SourceCoverage,
 )
-from taskctx.readback import Readback, candidate_of
+from taskctx.page import Page
+from taskctx.paging import Continuation, ResultCursors, next_position
+from taskctx.readback import Readback
 from taskctx.selection import select_and_add
 
 if TYPE_CHECKING:
-    from taskctx.context import SourceBinding, TaskContext
+    from taskctx.context import TaskContext
+    from taskctx.entries import SourceBinding
 
 __all__ = ["ContextReader"]
-
-CURSOR_PURPOSE = "taskctx.reader.v1"
-
-
-def search_window(max_blocks: int) -> int:
-    """How many ranked hits past the page's start a read asks of a lexical provider."""
-    return max(200, 8 * max_blocks)
-
-
-Segment = tuple["SourceBinding", Sequence[SourceDescriptor], "Sequence[float] | None"]
-
-
-class _RankedCandidates(Sequence[Candidate]):
-    """Optional candidates in rank order, built lazily: a page touches only its window.
-
-    Direct entries come first, then each binding's candidates. When every binding was
-    ranked, bindings are interleaved by rank; otherwise they follow in binding order. The
-    partitions' lists are used as they are, never copied per read.
-    """
-
-    def __init__(self, head: list[Candidate], segments: list[Segment]) -> None:
-        self._head = head
-        self._segments = segments
-        self._built: dict[int, Candidate] = {}
-        self._starts: list[int] = []
-        total = 0
-        for _, descriptors, _ in segments:
-            self._starts.append(total)
-            total += len(descriptors)
-        self._size = total
-        self._merged: list[tuple[int, int]] | None = None
-        if len(segments) > 1 and all(scores is not None for _, _, scores in segments):
-            order = [
-                (seg, item)
-                for seg, (_, descriptors, _) in enumerate(segments)
-                for item in range(len(descriptors))
-            ]
-            # Scores of different partitions are not comparable (BM25's idf depends on each
-            # corpus), so bindings are fused by rank, as reciprocal rank fusion does: the
-            # best of each binding first, then the second best of each, ...
-            order.sort(key=lambda pair: (pair[1], pair[0]))
-            self._merged = order
-
-    def __len__(self) -> int:
-        return len(self._head) + self._size
-
-    @overload
-    def __getitem__(self, index: int) -> Candidate: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
-    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        if index < len(self._head):
-            return self._head[index]
-        built = self._built.get(index)
-        if built is None:
-            flat = index - len(self._head)
-            if self._merged is not None:
-                seg, item = self._merged[flat]
-            else:
-                seg = bisect.bisect_right(self._starts, flat) - 1
-                item = flat - self._starts[seg]
-            binding, descriptors, scores = self._segments[seg]
-            built = candidate_of(binding, descriptors[item], scores[item] if scores else None)
-            self._built[index] = built
-        return built
 
 
 @attrs.define(slots=True)
@@ -138,8 +79,7 @@ class ContextReader:
     selector_name: str | None
     cursor_ttl: float
     _snapshot: Snapshot | None = None
-    _aliases: dict[str, ContextRef] = attrs.field(factory=dict)
-    _alias_by_ref: dict[str, str] = attrs.field(factory=dict)
+    _aliases: AliasTable = attrs.field(factory=AliasTable)
     _disclosed: set[str] = attrs.field(factory=set)
     _packages_issued: int = 0
     _pin_errors: dict[str, str] = attrs.field(factory=dict)
@@ -169,15 +109,10 @@ class ContextReader:
             cursor_ttl,
             state.snapshot,
         )
-        reader._aliases = dict(state.aliases)
-        reader._alias_by_ref = {str(ref): alias for alias, ref in state.aliases.items()}
+        reader._aliases = AliasTable.restore(state.aliases)
         reader._disclosed = set(state.disclosed)
         reader._packages_issued = state.packages_issued
         return reader
-
-    @property
-    def _readback(self) -> Readback:
-        return Readback(self.context)
 
     @property
     def snapshot(self) -> Snapshot | None:
@@ -194,7 +129,7 @@ class ContextReader:
             phase=self.phase,
             budget=self.budget,
             snapshot=self._snapshot,
-            aliases=self._aliases,
+            aliases=self._aliases.issued,
             disclosed=tuple(sorted(self._disclosed)),
             selector=self.selector_name,
             packages_issued=self._packages_issued,
@@ -273,22 +208,14 @@ class ContextReader:
         """The next page of the result ``cursor`` continues, from the same snapshot."""
         if not cursor:
             raise CursorError("no cursor: the previous package has no more pages")
-        body = self._signer().verify(cursor)
-        try:
-            snapshot = Snapshot.model_validate(body["snapshot"])
-            intent = ContextReadIntent.model_validate(body["intent"])
-            position, page = int(body["position"]), int(body["page"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CursorError(f"malformed cursor payload: {exc}") from None
-        if body.get("task") != self.context.task_id or body.get("consumer") != self.consumer.name:
-            raise CursorError("cursor was issued for another task or consumer")
-        self._check_filters(intent)
+        at = self._cursors().open(cursor)
+        self._check_filters(at.intent)
         if self._snapshot is None:
-            self._snapshot = snapshot
-        elif snapshot != self._snapshot:
+            self._snapshot = at.snapshot
+        elif at.snapshot != self._snapshot:
             raise CursorError("cursor belongs to another snapshot than this reader's pinned one")
-        await self._check_fresh(snapshot, continuing=True)
-        package = await self._read_page(intent, position, page, allow_repin=False)
+        await self._check_fresh(at.snapshot, continuing=True)
+        package = await self._read_page(at.intent, at.position, at.page, allow_repin=False)
         return self.context._keep_package(package)
 
     def read_next(self, cursor: str | None) -> ContextPackage:
@@ -319,163 +246,60 @@ class ContextReader:
                     f"{', '.join(map(repr, sorted(attached))) or 'none'}"
                 )
 
-    def _signer(self) -> CursorSigner:
-        return CursorSigner(self.context.cursor_key, CURSOR_PURPOSE)
+    def _cursors(self) -> ResultCursors:
+        return ResultCursors.for_reader(
+            self.context.cursor_key, self.context.task_id, self.consumer.name, self.cursor_ttl
+        )
 
-    def _alias(self, ref: ContextRef) -> str:
-        key = str(ref)
-        alias = self._alias_by_ref.get(key)
-        if alias is None:
-            alias = f"ref_{len(self._aliases) + 1}"
-            self._aliases[alias] = ref
-            self._alias_by_ref[key] = alias
-        return alias
+    # -- one page ------------------------------------------------------------------
 
-    # -- candidates ----------------------------------------------------------------
-
-    async def _scan_binding(
-        self, binding: SourceBinding, intent: ContextReadIntent, allow_repin: bool, limit: int
+    async def _scan(
+        self, binding: SourceBinding, request: ScanRequest
     ) -> tuple[BindingScan, Segment | None]:
-        assert self._snapshot is not None
-        scan = BindingScan(binding.binding_id, binding.kind)
-        wanted = intent.filters.bindings
-        if wanted is not None and binding.binding_id not in wanted:
-            scan.outcome = CoverageOutcome.NOT_SEARCHED
-            scan.reasons.append(CoverageReason.BINDING_EXCLUDED)
-            return scan, None
-        kinds = intent.filters.source_kinds
-        if kinds is not None and binding.kind not in kinds:
-            scan.outcome = CoverageOutcome.NOT_SEARCHED
-            scan.reasons.append(CoverageReason.SOURCE_KIND_EXCLUDED)
-            return scan, None
-        revision = self._snapshot.sources.get(binding.binding_id)
-        if revision is None:
-            scan.outcome = CoverageOutcome.UNAVAILABLE
-            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
-            scan.detail = "it did not answer when the snapshot was pinned: " + (
-                self._pin_errors.get(binding.binding_id, "reason unknown")
-            )
-            return scan, None
-        scan.revision = revision
-        state = self.context.partition_state(binding)
-        load_text = self.context.text_loader(binding)
-
-        try:
-            try:
-                await self.context.index.sync(state, binding.source, revision, load_text)
-            except RevisionMovedError as moved:
-                if not allow_repin:
-                    raise StaleReaderError(
-                        f"source {binding.binding_id!r} no longer serves the pinned revision "
-                        f"{revision!r} ({moved})"
-                    ) from None
-                revision = moved.seen
-                self._snapshot = self._snapshot.model_copy(
-                    update={"sources": {**self._snapshot.sources, binding.binding_id: revision}}
-                )
-                scan.revision = revision
-                try:
-                    await self.context.index.sync(state, binding.source, revision, load_text)
-                except RevisionMovedError as again:
-                    raise StaleReaderError(
-                        f"source {binding.binding_id!r} kept changing during the read "
-                        f"({again}); failing closed"
-                    ) from None
-        except (StaleReaderError, PolicyError):
-            raise
-        except Exception as exc:  # one failing source never sinks the others
-            scan.outcome = CoverageOutcome.UNAVAILABLE
-            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
-            scan.detail = f"{type(exc).__name__}: {exc}"
-            return scan, None
-        scan.required = state.required()
-        core = {d.key for d in scan.required}  # delivered as such, never also ranked
-        try:
-            found = self.context.index.candidates(
-                state, intent.query, intent.filters, limit, exclude=core
-            )
-        except Exception as exc:  # the index provider is a plugin: report, do not sink
-            scan.outcome = CoverageOutcome.UNAVAILABLE
-            scan.reasons.append(CoverageReason.SOURCE_UNAVAILABLE)
-            scan.detail = f"index search failed: {type(exc).__name__}: {exc}"
-            return scan, None
-        scan.truncated = found.truncated
-        scan.warnings.extend(found.warnings)
-        descriptors, scores = found.descriptors, found.scores
-        if intent.roles:
-            keep = [
-                i for i, d in enumerate(descriptors) if (d.role or binding.role) in intent.roles
-            ]
-            descriptors = [descriptors[i] for i in keep]
-            scores = [scores[i] for i in keep] if scores is not None else None
-            if found.truncated:
-                # the roles were checked on a window of the ranked matches only: the
-                # matching set was not counted, and a count of the window would claim
-                # less than was examined
-                found.considered = None
-                scan.reasons.append(CoverageReason.STREAMING_SCAN_UNMEASURED)
-            else:
-                found.considered = len(descriptors)
-        wanted_keys = {
-            (ref.path, ref.scope)
-            for ref in intent.explicit_refs
-            if ref.binding == binding.binding_id
-        }
-        if wanted_keys:  # explicit refs outside the matching set widen what was considered
-            inside = {d.key for d in descriptors if d.key in wanted_keys}
-            scan.explicit_outside = len(wanted_keys - inside - core)
-        scan.considered = found.considered
-        if CoverageReason.STREAMING_SCAN_UNMEASURED.value in found.reasons:
-            scan.considered = None  # the source says it examined more than it counted
-        if scan.considered is not None:
-            scan.considered += len(core)
-        scan.enumeration = found.enumeration
-        scan.searchable = found.searchable
-        scan.reasons.extend(found.reasons)
-        if not found.searchable:
-            scan.outcome = CoverageOutcome.NOT_SEARCHED
-            scan.reasons.append(CoverageReason.QUERY_NOT_SEARCHABLE)
-        return scan, (binding, descriptors, scores)
-
-    async def _read_page(
-        self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
-    ) -> ContextPackage:
+        skipped = skipped_scan(binding, request)
+        if skipped is not None:
+            return skipped, None
         context = self.context
-        bindings = list(context.bindings.values())
-        limit = position + search_window(self.budget.max_blocks)
-        scans = await asyncio.gather(
-            *(self._scan_binding(b, intent, allow_repin, limit) for b in bindings)
+        state = context.partition_state(binding)
+        return await scan_binding(
+            binding, request, context.index, state, context.text_loader(binding)
         )
+
+    async def _gather(
+        self, intent: ContextReadIntent, position: int, allow_repin: bool
+    ) -> list[tuple[BindingScan, Segment | None]]:
+        """Scan every binding; a first page re-pins the sources that moved meanwhile."""
         assert self._snapshot is not None
-        entries = list(context.entries.values())
-        required = [self._readback.direct(e) for e in entries if e.required]
-        for scan, segment in scans:
-            if segment is not None:
-                binding = segment[0]
-                required += [candidate_of(binding, d, None, required=True) for d in scan.required]
-        required += [self._readback.explicit(ref) for ref in intent.explicit_refs]
-        optional_direct = [
-            self._readback.direct(e)
-            for e in entries
-            if not e.required
-            and (not intent.roles or e.role in intent.roles)
-            and passes_filters(
-                SourceDescriptor(
-                    path=e.entry_id, content_version=e.digest, media_type=e.media_type
-                ),
-                intent.filters,
-            )
-        ]
-        segments = [segment for _, segment in scans if segment is not None]
-        ranked = _RankedCandidates(optional_direct, segments)
-        assembler = PageAssembler(
-            self.budget,
-            self.consumer,
-            self._alias,
-            self._readback.read,
-            self._disclosed,
-            intent.required_overflow,
+        request = ScanRequest(
+            intent=intent,
+            snapshot=self._snapshot,
+            pin_errors=dict(self._pin_errors),
+            allow_repin=allow_repin,
+            limit=position + search_window(self.budget.max_blocks),
         )
+        bindings = list(self.context.bindings.values())
+        scans = await asyncio.gather(*(self._scan(b, request) for b in bindings))
+        pinned = self._snapshot.sources
+        moved = {
+            scan.binding_id: scan.revision
+            for scan, _ in scans
+            if scan.revision is not None and scan.revision != pinned.get(scan.binding_id)
+        }
+        if moved:
+            self._snapshot = self._snapshot.model_copy(update={"sources": {**pinned, **moved}})
+        return list(scans)
+
+    async def _fill(
+        self,
+        assembler: PageAssembler,
+        intent: ContextReadIntent,
+        required: list[Candidate],
+        ranked: RankedCandidates,
+        position: int,
+        page_no: int,
+    ) -> int | None:
+        """Fill the page: required candidates (page 1), then optional ones from
+        ``position``; return where the optional ones stopped (None: selection is off)."""
         if page_no == 1:
             await assembler.add_required(required)
         else:
@@ -485,84 +309,75 @@ class ContextReader:
                     OmissionReason.ALREADY_DISCLOSED,
                     "delivered on page 1 of this result",
                 )
-        diagnostics: list[Diagnostic] = []
         if intent.optional_selection == "none":
-            assembler.page.next_position = None
-        elif self.selector_name is not None:
-            selector = context.host.selector(self.selector_name)
-            await select_and_add(
-                selector, assembler, ranked, position, intent, self.phase, self.consumer.name
-            )
-        else:
-            await assembler.add_optional(ranked, position)
-        page = assembler.page
-        if (
-            page.next_position is None
-            and intent.optional_selection != "none"
-            and any(scan.truncated for scan, _ in scans)
-        ):
-            page.next_position = len(ranked)  # the ranking goes on: ask for more next page
-        coverage = {}
-        delivered: dict[str, int] = {}
-        held = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
-        held += [o.ref for o in page.omissions if o.reason is OmissionReason.COVERED_BY_PARENT]
-        for held_ref in held:  # a section inside a delivered parent is held by this package
-            delivered[held_ref.binding] = delivered.get(held_ref.binding, 0) + 1
+            return None
+        if self.selector_name is None:
+            return await assembler.add_optional(ranked, position)
+        selector = self.context.host.selector(self.selector_name)
+        return await select_and_add(
+            selector, assembler, ranked, position, intent, self.phase, self.consumer.name
+        )
+
+    async def _read_page(
+        self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
+    ) -> ContextPackage:
+        context = self.context
+        scans = await self._gather(intent, position, allow_repin)
+        readback = Readback(context.read_scope())
+        entries = list(context.entries.values())
+        gathered = page_candidates(entries, scans, intent, readback)
+        assembler = PageAssembler(
+            self.budget,
+            self.consumer,
+            self._aliases,
+            readback,
+            frozenset(self._disclosed),
+            intent.required_overflow,
+        )
+        stopped_at = await self._fill(
+            assembler, intent, gathered.required, gathered.ranked, position, page_no
+        )
+        truncated = any(scan.truncated for scan, _ in scans)
+        next_at = next_position(stopped_at, len(gathered.ranked), truncated)
+        direct = None
         if entries:
-            direct_scan = BindingScan(
+            direct = BindingScan(
                 DIRECT_BINDING,
                 "direct",
                 revision=context.revision,
-                considered=sum(1 for e in entries if e.required) + len(optional_direct),
+                considered=gathered.direct_considered,
             )
-            coverage[DIRECT_BINDING] = coverage_for(direct_scan, delivered.get(DIRECT_BINDING, 0))
-        for scan, _ in scans:
-            if intent.optional_selection == "none":
-                scan.reasons.append(CoverageReason.SELECTION_DISABLED)
-            if scan.considered is not None:
-                scan.considered += scan.explicit_outside
-            coverage[scan.binding_id] = coverage_for(scan, delivered.get(scan.binding_id, 0))
-            diagnostics.extend(
-                Diagnostic(code="index_degraded", message=warning, binding_id=scan.binding_id)
-                for warning in scan.warnings
-            )
-            if scan.outcome is CoverageOutcome.UNAVAILABLE:
-                diagnostics.append(
-                    Diagnostic(
-                        code=CoverageReason.SOURCE_UNAVAILABLE.value,
-                        severity=Severity.ERROR,
-                        binding_id=scan.binding_id,
-                        message=f"source {scan.binding_id!r} ({scan.source_kind}) is "
-                        f"unavailable: {scan.detail or 'no detail'}",
-                    )
-                )
+        coverage, diagnostics = page_coverage(
+            [scan for scan, _ in scans],
+            direct,
+            assembler.page,
+            selection_disabled=intent.optional_selection == "none",
+        )
+        return self._package(intent, assembler.page, page_no, next_at, coverage, diagnostics)
+
+    def _package(
+        self,
+        intent: ContextReadIntent,
+        page: Page,
+        page_no: int,
+        next_at: int | None,
+        coverage: dict[str, SourceCoverage],
+        diagnostics: list[Diagnostic],
+    ) -> ContextPackage:
+        """The package of an assembled page; what it delivered whole is now disclosed."""
+        assert self._snapshot is not None
         for block in page.blocks:
             if block.completeness.value == "complete":
                 self._disclosed.add(str(block.ref))
-        has_more = page.next_position is not None
         cursor = None
-        if has_more:
-            cursor = self._signer().issue(
-                {
-                    "task": context.task_id,
-                    "consumer": self.consumer.name,
-                    "snapshot": self._snapshot.model_dump(mode="json"),
-                    "intent": intent.model_dump(mode="json"),
-                    "position": page.next_position,
-                    "page": page_no + 1,
-                },
-                self.cursor_ttl,
+        if next_at is not None:
+            cursor = self._cursors().issue(
+                Continuation(self._snapshot, intent, next_at, page_no + 1)
             )
         self._packages_issued += 1
-        used = {b.alias for b in page.blocks} | {a.alias for a in page.attachments}
-        used |= {o.alias for o in page.omissions}
-        for block in page.blocks:
-            used.update(self._alias_by_ref[str(r)] for r in block.section_refs)
-            if block.full_ref is not None:
-                used.add(self._alias_by_ref[str(block.full_ref)])
         return ContextPackage(
             package_id=f"pkg_{uuid.uuid4().hex[:16]}",
-            task_id=context.task_id,
+            task_id=self.context.task_id,
             consumer=self.consumer,
             phase=self.phase,
             snapshot=self._snapshot,
@@ -574,13 +389,9 @@ class ContextReader:
             omissions=tuple(page.omissions),
             diagnostics=(*page.diagnostics, *diagnostics),
             source_coverage=coverage,
-            has_more=has_more,
+            has_more=next_at is not None,
             cursor=cursor,
             used_chars=page.used_chars,
             budget_excess=page.budget_excess,
-            aliases={alias: self._aliases[alias] for alias in sorted(used, key=_alias_order)},
+            aliases=self._aliases.shown_by(page.blocks, page.attachments, page.omissions),
         )
-
-
-def _alias_order(alias: str) -> int:
-    return int(alias.rsplit("_", 1)[1])

@@ -21,20 +21,12 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from taskctx.codes import Completeness, OmissionReason, Representation, Severity
 from taskctx.markup import attrs, escape_attr, escape_text
 from taskctx.media import MediaClass, classify
-from taskctx.model import (
-    Completeness,
-    ContextBlock,
-    Diagnostic,
-    Omission,
-    OmissionReason,
-    Representation,
-    Severity,
-)
 
 if TYPE_CHECKING:
-    from taskctx.model import ContextPackage
+    from taskctx.model import ContextBlock, ContextPackage, Diagnostic, Omission
 
 __all__ = ["LISTED_PER_REASON", "MORE_TEXT", "QUALITY_TEXT", "render_package"]
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from taskctx.assembly import Candidate, PageAssembler
+from taskctx.assembly import PageAssembler
+from taskctx.candidates import Candidate
 from taskctx.claims import enters_as_text, unbacked_claim
+from taskctx.codes import DiagnosticCode
 from taskctx.model import ContextReadIntent, Diagnostic, OmissionReason, Severity
 from taskctx.protocols import SelectionCandidate, SelectionRequest, Selector
 
@@ -54,7 +56,7 @@ async def _preview(assembler: PageAssembler, candidate: Candidate, key: str) -> 
     text, chars = candidate.summary or "", candidate.chars or 0
     if candidate.summary is None:
         try:
-            preview = await assembler.read(candidate, PREVIEW_CHARS)
+            preview = await assembler.readback.read(candidate, PREVIEW_CHARS)
             if unbacked_claim(candidate, preview) is None:
                 text, chars = preview.text or "", preview.chars_total or 0
         except Exception:  # a candidate that cannot be previewed is offered by title only
@@ -77,8 +79,9 @@ async def select_and_add(
     intent: ContextReadIntent,
     phase: str | None,
     consumer: str,
-) -> None:
-    """Offer one window of candidates to ``selector`` and deliver what it validly chose."""
+) -> int:
+    """Offer one window of candidates to ``selector`` and deliver what it validly chose;
+    return the position of the first candidate not handled (as ``add_optional`` does)."""
     window = list(ranked[position : position + window_size(assembler.budget.max_blocks)])
     previews: list[SelectionCandidate] = []
     keyed: dict[str, Candidate] = {}
@@ -98,9 +101,9 @@ async def select_and_add(
     try:
         keys = await selector.async_select(request)
         problem = _invalid(keys, set(keyed))
-        code = "selection_invalid"
+        code = DiagnosticCode.SELECTION_INVALID
     except Exception as exc:  # the selector is a plugin; its failure is reported
-        keys, problem, code = [], f"{type(exc).__name__}: {exc}", "selector_failed"
+        keys, problem, code = [], f"{type(exc).__name__}: {exc}", DiagnosticCode.SELECTOR_FAILED
     if problem is not None:
         assembler.page.diagnostics.append(
             Diagnostic(
@@ -110,13 +113,11 @@ async def select_and_add(
                 "fell back to rank order",
             )
         )
-        await assembler.add_optional(ranked, position)
-        return
+        return await assembler.add_optional(ranked, position)
     chosen = set(keys)
     for key, candidate in keyed.items():
         if key in chosen:
             await assembler.offer(candidate)
         else:
             assembler.omit(candidate, OmissionReason.NOT_SELECTED)
-    end = position + len(window)
-    assembler.page.next_position = end if end < len(ranked) else None
+    return position + len(window)

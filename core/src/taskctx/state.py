@@ -279,6 +279,26 @@ def export_context(context: TaskContext) -> ContextState:
     )
 
 
+def _restore_entries(context: TaskContext, parsed: ContextState) -> None:
+    """Put the exported direct entries back, each checked against its digest and type."""
+    for entry in parsed.entries:
+        context.put(
+            entry.role,
+            entry_content(entry),
+            entry.required,
+            entry.declared_media_type,
+            title=entry.title,
+            entry_id=entry.entry_id,
+        )
+        put = context.entries[entry.entry_id]
+        if put.digest != entry.digest or put.media_type != entry.media_type:
+            raise RestoreError(
+                f"direct entry {entry.entry_id!r} does not match its exported digest and "
+                f"media type ({put.digest}, {put.media_type} != {entry.digest}, "
+                f"{entry.media_type})"
+            )
+
+
 def restore_context(
     cls: type[TaskContext],
     state: ContextState | Mapping[str, Any] | str,
@@ -305,22 +325,7 @@ def restore_context(
         configuration=configuration if configuration is not None else parsed.configuration,
         consumption_log=consumption_log if consumption_log is not None else MemoryConsumptionLog(),
     )
-    for entry in parsed.entries:
-        context.put(
-            entry.role,
-            entry_content(entry),
-            entry.required,
-            entry.declared_media_type,
-            title=entry.title,
-            entry_id=entry.entry_id,
-        )
-        put = context.entries[entry.entry_id]
-        if put.digest != entry.digest or put.media_type != entry.media_type:
-            raise RestoreError(
-                f"direct entry {entry.entry_id!r} does not match its exported digest and "
-                f"media type ({put.digest}, {put.media_type} != {entry.digest}, "
-                f"{entry.media_type})"
-            )
+    _restore_entries(context, parsed)
     context._next_entry = parsed.next_entry
     if index_provider is None:
         context.configure_index(

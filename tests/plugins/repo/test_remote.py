@@ -161,6 +161,23 @@ def host() -> PluginHost:
     return PluginHost(allow=[])
 
 
+PinFactory = Callable[..., PinnedRepository]
+
+
+@pytest.fixture
+def pin(tmp_path: Path, host: PluginHost) -> PinFactory:
+    """``pin(url, commit, *allowed_hosts)``: a PinnedRepository cached in ``tmp_path/cache``
+    under a configuration allowing those hosts, on the ``host`` fixture."""
+
+    def make(url: str, commit: str, *allowed_hosts: str) -> PinnedRepository:
+        configuration = RunConfiguration(allowed_hosts=list(allowed_hosts))
+        return PinnedRepository(
+            url, commit, configuration=configuration, cache_dir=tmp_path / "cache", host=host
+        )
+
+    return make
+
+
 def test_is_remote_only_for_http_urls() -> None:
     """http(s) URLs are remote; paths, file:, ssh and git URLs are not treated as remote."""
     assert is_remote("http://example.org/r.git")
@@ -170,16 +187,13 @@ def test_is_remote_only_for_http_urls() -> None:
 
 
 def test_an_allowed_host_is_cloned_and_read(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """With 127.0.0.1 allowed the repository is cloned into cache_dir and its commit read."""
     server = serve(published)
     cache = tmp_path / "cache"
-    configuration = RunConfiguration(allowed_hosts=["127.0.0.1"])
     url = f"{server.base}/repo.git"
-    with PinnedRepository(
-        url, project.first, configuration=configuration, cache_dir=cache, host=host
-    ) as repo:
+    with pin(url, project.first, "127.0.0.1") as repo:
         assert repo.commit == project.first
         assert repo.list_files() == sorted(FILES)
         assert repo.read_text("docs/guide.md") == FILES["docs/guide.md"]
@@ -189,20 +203,13 @@ def test_an_allowed_host_is_cloned_and_read(
 
 
 def test_a_denied_host_is_refused_before_any_request(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """With only example.org allowed, PolicyError is raised and the server sees no request."""
     server = serve(published)
     cache = tmp_path / "cache"
-    configuration = RunConfiguration(allowed_hosts=["example.org"])
     with pytest.raises(PolicyError, match=r"127\.0\.0\.1"):
-        PinnedRepository(
-            f"{server.base}/repo.git",
-            project.first,
-            configuration=configuration,
-            cache_dir=cache,
-            host=host,
-        )
+        pin(f"{server.base}/repo.git", project.first, "example.org")
     assert server.requests == []
     assert not cache.exists() or not any(cache.iterdir())
 
@@ -233,78 +240,53 @@ def test_the_factory_takes_allowed_hosts(
 
 
 def test_a_redirect_to_a_denied_host_is_refused(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """A 302 from an allowed host to a denied one raises PolicyError; the target gets nothing."""
     target = serve(published)
     hop = serve(redirect_to=f"http://localhost:{target.port}")
-    configuration = RunConfiguration(allowed_hosts=["127.0.0.1"])
     with pytest.raises(PolicyError, match="localhost"):
-        PinnedRepository(
-            f"{hop.base}/repo.git",
-            project.first,
-            configuration=configuration,
-            cache_dir=tmp_path / "cache",
-            host=host,
-        )
+        pin(f"{hop.base}/repo.git", project.first, "127.0.0.1")
     assert len(hop.requests) == 1
     assert target.requests == []
 
 
 def test_a_redirect_to_an_allowed_host_is_followed(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """A 302 to an allowed host is authorised hop by hop; git then clones the final URL."""
     target = serve(published)
     hop = serve(redirect_to=target.base)
-    configuration = RunConfiguration(allowed_hosts=["127.0.0.1"])
-    with PinnedRepository(
-        f"{hop.base}/repo.git",
-        project.first,
-        configuration=configuration,
-        cache_dir=tmp_path / "cache",
-        host=host,
-    ) as repo:
+    with pin(f"{hop.base}/repo.git", project.first, "127.0.0.1") as repo:
         assert repo.read_text("notes.txt") == FILES["notes.txt"]
     assert hop.requests == ["GET /repo.git/info/refs?service=git-upload-pack"]
     assert target.requests, "git cloned from the redirect target"
 
 
 def test_endless_redirects_are_refused(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """A server redirecting to itself is followed at most MAX_REDIRECTS times."""
     loop = serve()
     loop.server.redirect_to = loop.base
     with pytest.raises(PolicyError, match="redirected more than"):
-        PinnedRepository(
-            f"{loop.base}/repo.git",
-            project.first,
-            configuration=RunConfiguration(allowed_hosts=["127.0.0.1"]),
-            cache_dir=tmp_path / "cache",
-            host=host,
-        )
+        pin(f"{loop.base}/repo.git", project.first, "127.0.0.1")
     assert len(loop.requests) == MAX_REDIRECTS + 1
 
 
 def test_a_later_commit_is_fetched_into_the_cached_clone(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """A commit pushed after the first clone is fetched into the same cache, by id."""
     server = serve(published)
     cache = tmp_path / "cache"
-    configuration = RunConfiguration(allowed_hosts=["127.0.0.1"])
     url = f"{server.base}/repo.git"
-    with PinnedRepository(
-        url, project.first, configuration=configuration, cache_dir=cache, host=host
-    ) as first:
+    with pin(url, project.first, "127.0.0.1") as first:
         first_dir = first.git_dir
     write_files(project.path, {"notes.txt": "pushed later\n"})
     second = commit_all(project.path, "second")
     git(project.path, "push", "-q", str(published / "repo.git"), "main")
-    with PinnedRepository(
-        url, second, configuration=configuration, cache_dir=cache, host=host
-    ) as repo:
+    with pin(url, second, "127.0.0.1") as repo:
         assert repo.git_dir == first_dir
         assert repo.commit == second
         assert repo.read_text("notes.txt") == "pushed later\n"
@@ -312,21 +294,17 @@ def test_a_later_commit_is_fetched_into_the_cached_clone(
 
 
 def test_a_branch_name_resolves_to_the_remote_branch_now(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, pin: PinFactory
 ) -> None:
     """Pinning ``main`` of a remote after a push pins the pushed commit, not the cached one."""
     server = serve(published)
-    cache = tmp_path / "cache"
-    configuration = RunConfiguration(allowed_hosts=["127.0.0.1"])
     url = f"{server.base}/repo.git"
-    with PinnedRepository(url, "main", configuration=configuration, cache_dir=cache, host=host):
+    with pin(url, "main", "127.0.0.1"):
         pass
     write_files(project.path, {"notes.txt": "pushed later\n"})
     second = commit_all(project.path, "second")
     git(project.path, "push", "-q", str(published / "repo.git"), "main")
-    with PinnedRepository(
-        url, "main", configuration=configuration, cache_dir=cache, host=host
-    ) as repo:
+    with pin(url, "main", "127.0.0.1") as repo:
         assert repo.commit == second
 
 
@@ -359,19 +337,17 @@ def test_a_context_refuses_a_repository_cloned_from_another_host(
 
 
 def test_a_context_checks_every_redirect_the_repository_followed(
-    published: Path, project: Project, tmp_path: Path, serve: ServeFactory, host: PluginHost
+    published: Path,
+    project: Project,
+    tmp_path: Path,
+    serve: ServeFactory,
+    host: PluginHost,
+    pin: PinFactory,
 ) -> None:
     """A repository redirected to localhost is refused by a context allowing only 127.0.0.1."""
     target = serve(published)
     hop = serve(redirect_to=f"http://localhost:{target.port}")
-    wide = RunConfiguration(allowed_hosts=["127.0.0.1", "localhost"])
-    with PinnedRepository(
-        f"{hop.base}/repo.git",
-        project.first,
-        configuration=wide,
-        cache_dir=tmp_path / "cache",
-        host=host,
-    ) as repo:
+    with pin(f"{hop.base}/repo.git", project.first, "127.0.0.1", "localhost") as repo:
         assert repo.contacted == (
             f"{hop.base}/repo.git",
             f"http://localhost:{target.port}/repo.git",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from taskctx_repo import PinnedRepository, RepoSource
+from taskctx_repo.source import NAMES_NOT_UTF8
 
 from taskctx import PluginHost, hookimpl
 from taskctx.errors import NotFoundError, UnsupportedScopeError
@@ -445,3 +446,21 @@ def test_files_written_after_the_commit_do_not_change_descriptors(
     write_files(project.path, {"docs/guide.md": "# Other\n", "docs/new.md": "# New\n"})
     assert describe_all(source) == before
     assert exact(source, "docs/guide.md").text == FILES["docs/guide.md"]
+
+
+def test_names_that_are_not_utf8_are_a_namespaced_coverage_code(
+    project: Project, pin: PinFactory
+) -> None:
+    """A file name that is not UTF-8 is not offered, and the page says so with the code
+    ``repo:names_not_utf8``, not a sentence in the reasons field."""
+    name = os.path.join(os.fsencode(project.path), b"caf\xe9.txt")
+    with open(name, "wb") as handle:
+        handle.write(b"latin-1 name\n")
+    commit_all(project.path, "a name that is not UTF-8")
+    repo = pin(project.path)
+    request = EnumerationRequest(page_size=10_000)
+    page = asyncio.run(repo.source().async_enumerate_descriptors(request))
+    assert page.reasons == (NAMES_NOT_UTF8,)
+    assert NAMES_NOT_UTF8 == "repo:names_not_utf8"
+    assert repo.unreadable_names == 1
+    assert not any(d.path.startswith("caf") for d in page.descriptors)

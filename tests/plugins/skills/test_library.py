@@ -20,6 +20,7 @@ from taskctx_skills import (
     SkillValidationError,
 )
 from taskctx_skills.snapshot import revision_of
+from taskctx_skills.store import SkillStore
 
 from taskctx.errors import NotFoundError, PolicyError, TaskCtxError
 from tests.plugins.skills.conftest import (
@@ -722,3 +723,27 @@ def test_bound_skill_json_round_trip(library: SkillLibrary) -> None:
     """A BoundSkill survives model_dump_json / model_validate_json unchanged."""
     skill = library.bind("review-code")
     assert BoundSkill.model_validate_json(skill.model_dump_json()) == skill
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "latest",
+        "sha256:ABC",
+        "sha256:" + "A" * 64,
+        "sha256:" + "0" * 63,
+        "sha512:" + "0" * 64,
+        "sha256:" + "0" * 64 + "\n",
+        None,
+        42,
+        b"sha256:" + b"0" * 64,
+    ],
+)
+def test_the_store_names_only_digests(tmp_path: Path, digest: object) -> None:
+    """A blob name that is not ``sha256:<64 lower hex>`` (a str) is refused with
+    SkillRevisionNotFoundError naming it, never an AttributeError or a path."""
+    store = SkillStore(tmp_path / "store")
+    with pytest.raises(SkillRevisionNotFoundError, match="is not a sha256 digest"):
+        store.blob(digest)  # type: ignore[arg-type]
+    with pytest.raises(SkillRevisionNotFoundError, match="is not a sha256 digest"):
+        store.has_blob(digest)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from taskctx import (
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
+    NamespacedCode,
     NotFoundError,
     Problem,
     Representation,
@@ -37,7 +38,11 @@ from taskctx import (
     sha256_digest,
 )
 
-__all__ = ["{{ cookiecutter.__class_name }}"]
+__all__ = ["INVALID_JSON", "{{ cookiecutter.__class_name }}"]
+
+INVALID_JSON = NamespacedCode("{{ cookiecutter.__source_kind }}:invalid_json")
+"""Problem code of a file that is not valid JSON: a code that is not one of the kernel's
+(``taskctx.ProblemCode``) is namespaced ``<namespace>:<name>``."""
 
 MEDIA_TYPE = "application/json"
 SUFFIX = ".json"
@@ -74,7 +79,7 @@ class {{ cookiecutter.__class_name }}:
 
     Hidden files and folders (``.name``) are skipped; a symbolic link is served only if
     it resolves inside ``root``. A file that is not valid JSON is listed by reference
-    only, with the problem ``invalid_json``: it never enters a package as text.
+    only, with the problem :data:`INVALID_JSON`: it never enters a package as text.
     """
 
     kind = "{{ cookiecutter.__source_kind }}"
@@ -200,7 +205,7 @@ class {{ cookiecutter.__class_name }}:
         try:
             value = json.loads(data)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            problem = Problem(code="invalid_json", message=f"{path} is not valid JSON: {exc}")
+            problem = Problem(code=INVALID_JSON, message=f"{path} is not valid JSON: {exc}")
             facts = _Facts(stamp, version, _title(path, None), None, problem)
         else:
             facts = _Facts(stamp, version, _title(path, value), len(_pretty(value)), None)

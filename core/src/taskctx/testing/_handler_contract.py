@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.hookspecs import hookimpl
 from taskctx.model import ContextRef, Representation
@@ -24,7 +25,7 @@ _GARBAGE: dict[str, bytes] = {
     "empty": b"",
     "random": b"".join(hashlib.sha256(bytes([n])).digest() for n in range(128)),
 }
-_GARBAGE_CODES = frozenset({"parse_failed", "no_text", "encrypted"})
+_GARBAGE_CODES = frozenset({ProblemCode.PARSE_FAILED, ProblemCode.NO_TEXT, ProblemCode.ENCRYPTED})
 
 
 class FileIOHandlerContract:

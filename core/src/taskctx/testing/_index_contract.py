@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from taskctx.codes import CoverageReason
 from taskctx.hookspecs import hookimpl
 from taskctx.plugins import PluginHost
 from taskctx.protocols import IndexDocument, IndexPartition, IndexProvider, PartitionKey
@@ -267,7 +268,7 @@ class IndexProviderContract:
         result = partition.search(query, None, 10)
         if not result.searchable:
             assert result.hits == ()
-            assert "query_not_searchable" in result.reasons
+            assert CoverageReason.QUERY_NOT_SEARCHABLE in result.reasons
 
     def test_reopen_keeps_the_index(
         self,

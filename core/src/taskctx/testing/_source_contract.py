@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from taskctx.digests import SHA256_PREFIX, is_digest
 from taskctx.errors import NotFoundError, PolicyError, StaleReaderError
 from taskctx.media import MediaClass, classify, read_mismatch
 from taskctx.model import (
@@ -29,8 +29,6 @@ from taskctx.testing._common import sha256_of
 
 __all__ = ["SourceContract"]
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-"""The one digest format: ``sha256:`` and 64 lower-case hex digits."""
 _BINDING = "contract"
 _NO_SUCH_PREFIX = "no/such/prefix-7f3a9c/"
 
@@ -285,7 +283,7 @@ class SourceContract:
         for descriptor in self._whole_items(source):
             read = self._read(source, descriptor.path)
             assert (read.path, read.scope) == (descriptor.path, None)
-            assert _DIGEST.fullmatch(read.digest), f"digest {read.digest!r}"
+            assert is_digest(read.digest), f"digest {read.digest!r}"
             assert read.text is not None or read.data is not None, f"{descriptor.path}: empty"
             if read.text is not None:
                 assert read.complete
@@ -330,7 +328,7 @@ class SourceContract:
         """A read pinned to a version the item never had either raises (StaleReaderError,
         NotFoundError) or reports the version it really read, never the pin it was handed:
         echoing ``ref.version`` back would let other bytes pass the kernel's check."""
-        foreign = "sha256:" + "0" * 64
+        foreign = SHA256_PREFIX + "0" * 64
         for d in self._descriptors(source):
             if not self._readable(d):
                 continue
@@ -398,7 +396,7 @@ class SourceContract:
                 assert (read.path, read.scope) == (d.path, scope), f"{where} read {read.scope!r}"
                 assert read.text is not None, f"{where}: no text"
                 assert read.complete, where
-                assert _DIGEST.fullmatch(read.digest), f"{where}: digest {read.digest!r}"
+                assert is_digest(read.digest), f"{where}: digest {read.digest!r}"
                 assert read.digest == sha256_of(read.text), f"{where}: digest of the scoped text"
                 cut = self._read_scoped(source, ref, d.media_type, 1)
                 assert cut.text == read.text[:1], f"{where} limit=1"

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 
 __all__ = ["MAX_MESSAGE", "ParseLog", "describe", "parse_boundary"]
@@ -64,14 +65,15 @@ def parse_boundary(kind: str, path: str) -> Iterator[ParseLog]:
             raise
         except MemoryError:
             raise MediaError(
-                f"{path}: ran out of memory while parsing the {kind} file", code="too_large"
+                f"{path}: ran out of memory while parsing the {kind} file",
+                code=ProblemCode.TOO_LARGE,
             ) from None
         except RecursionError as exc:
             raise MediaError(
                 f"{path}: cannot parse {kind}: nesting too deep ({describe(exc)})",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             ) from None
         except Exception as exc:
             raise MediaError(
-                f"{path}: cannot parse {kind}: {describe(exc)}", code="parse_failed"
+                f"{path}: cannot parse {kind}: {describe(exc)}", code=ProblemCode.PARSE_FAILED
             ) from exc

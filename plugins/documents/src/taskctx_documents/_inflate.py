@@ -34,6 +34,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents._xmlcount import PartCount, Recount, open_scan
 from taskctx_documents._xmlscan import WORKSHEET, PartScan, XmlTally, looks_like_xml
@@ -159,7 +160,7 @@ class _MemberReader:
                     f"{path}: refused as a possible decompression bomb: member "
                     f"{info.filename!r} inflates past its declared size of "
                     f"{info.file_size:,} bytes",
-                    code="too_large",
+                    code=ProblemCode.TOO_LARGE,
                 )
             crc = zlib.crc32(chunk, crc)
             if sniffed is None:
@@ -176,7 +177,7 @@ class _MemberReader:
             raise MediaError(
                 f"{path}: cannot parse {self.kind}: ZIP member {info.filename!r} inflates to "
                 f"{found}, not what its header declares ({info.file_size:,} bytes)",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
         if scan is not None:
             scan.close()
@@ -252,13 +253,13 @@ def _inflated(view: memoryview, info: zipfile.ZipInfo, path: str, kind: str) -> 
         raise MediaError(
             f"{path}: cannot parse {kind}: ZIP member {info.filename!r} is not a valid "
             f"deflate stream ({exc})",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         ) from None
     if not inflater.eof:
         raise MediaError(
             f"{path}: cannot parse {kind}: ZIP member {info.filename!r} is cut short "
             "(its deflate stream does not end)",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )
 
 
@@ -269,7 +270,7 @@ def _raw(view: memoryview, info: zipfile.ZipInfo, path: str, kind: str) -> memor
     if len(header) < _LOCAL_HEADER.size or not header.startswith(_LOCAL_SIGNATURE):
         raise MediaError(
             f"{path}: cannot parse {kind}: ZIP member {info.filename!r} has no local header",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )
     fields = _LOCAL_HEADER.unpack(header)
     name_length, extra_length = fields[-2], fields[-1]
@@ -280,13 +281,13 @@ def _raw(view: memoryview, info: zipfile.ZipInfo, path: str, kind: str) -> memor
         raise MediaError(
             f"{path}: cannot parse {kind}: ZIP member {info.filename!r} is named "
             "differently in its local header",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )
     start += name_length + extra_length
     raw = view[start : start + info.compress_size]
     if len(raw) < info.compress_size:
         raise MediaError(
             f"{path}: cannot parse {kind}: ZIP member {info.filename!r} is cut short",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )
     return raw

@@ -28,6 +28,7 @@ from pypdf import Configuration, PageObject, PdfReader, get_configuration
 from pypdf.errors import LimitReachedError
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, StreamObject
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents._boundary import describe
 from taskctx_documents._text import TextBudget
@@ -195,7 +196,7 @@ class PageWatch:
                 raise self._error from None
             raise MediaError(
                 f"{path}: cannot extract the text of {where}: {describe(exc)}",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             ) from exc
         if self._error is not None:  # raised inside a form, where pypdf swallows errors
             raise self._error

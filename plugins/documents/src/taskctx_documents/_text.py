@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.media import clean_text
 from taskctx.model import SectionInfo
@@ -116,7 +117,9 @@ class TextBuilder:
         """The parsed document; ``no_text`` (with ``empty_reason``) when it holds no text."""
         text = "".join(self._parts)
         if not text.strip():
-            raise MediaError(f"{path}: no extractable text: {empty_reason}", code="no_text")
+            raise MediaError(
+                f"{path}: no extractable text: {empty_reason}", code=ProblemCode.NO_TEXT
+            )
         return ParsedDocument(
             text=text,
             media_type=media_type,

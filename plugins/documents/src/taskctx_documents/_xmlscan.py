@@ -24,10 +24,12 @@ streams the rows of a worksheet it reads as one, and holds everything else as a 
 from __future__ import annotations
 
 import pyexpat
+from collections.abc import Callable
 from typing import NoReturn
 
 import attrs
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents.limits import MIB, DocumentLimits, over_limit
 
@@ -110,41 +112,36 @@ class PartScan:
     def __init__(self, name: str, path: str, limits: DocumentLimits, tally: XmlTally) -> None:
         self.name = name
         self._path = path
-        state = self._state = _State()
+        self._state = _State()
         parser = pyexpat.ParserCreate(namespace_separator=" ")
         parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
         self._parser: pyexpat.XMLParserType | None = parser
+        self._finish = self._count_elements(parser, limits, tally)
+        parser.EntityDeclHandler = self._entity
+        self._tally = tally
+
+    def _count_elements(
+        self, parser: pyexpat.XMLParserType, limits: DocumentLimits, tally: XmlTally
+    ) -> Callable[[], None]:
+        """Install the callbacks counting elements outside rows; return what stores the
+        counts in the state. A ``row`` start hands over to :meth:`_count_rows`'s pair."""
+        state = self._state
         max_depth = limits.xml_max_depth
         element_room = limits.xml_max_elements - tally.elements
-        cell_room = limits.max_cells - tally.cells
         depth = 0
         elements = 0  # outside rows
-        row_elements = 0
-        cells = 0
-        row_depth = 0
-        row_start = 0
-        row_cells = 0
-
-        def too_deep() -> _Stop:
-            return _Stop(
-                over_limit(
-                    path,
-                    f"XML part {name!r} nests elements deeper than {max_depth:,} levels",
-                    "xml_max_depth",
-                    max_depth,
-                )
-            )
 
         def start(tag: str, attributes: object) -> None:
             nonlocal depth, elements
             depth += 1
             if depth > max_depth:
-                raise too_deep()
+                raise _Stop(self._too_deep(max_depth))
             elements += 1
             if elements > element_room:
                 raise _Stop(self._too_many_elements(limits.xml_max_elements))
             if tag == _ROW:  # anywhere, as openpyxl finds rows: a root in disguise is no escape
-                begin_row()
+                elements -= 1  # the row belongs to the row: openpyxl drops it with its cells
+                begin_row(depth)
             elif depth == 1:
                 state.root = tag
 
@@ -152,20 +149,46 @@ class PartScan:
             nonlocal depth
             depth -= 1
 
-        def begin_row() -> None:
-            nonlocal elements, row_elements, row_depth, row_start, row_cells
-            elements -= 1  # the row belongs to the row: openpyxl drops it with its cells
+        def resume() -> None:
+            """The row's end tag: back to counting outside rows."""
+            nonlocal depth
+            depth -= 1
+            parser.StartElementHandler = start
+            parser.EndElementHandler = end
+
+        def finish() -> None:
+            state.elements = elements
+            finish_rows()
+
+        begin_row, finish_rows = self._count_rows(parser, limits, tally, resume)
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        return finish
+
+    def _count_rows(
+        self,
+        parser: pyexpat.XMLParserType,
+        limits: DocumentLimits,
+        tally: XmlTally,
+        resume: Callable[[], None],
+    ) -> tuple[Callable[[int], None], Callable[[], None]]:
+        """The callbacks inside a worksheet row, installed by ``begin(depth)`` (returned with
+        what stores the row counts in the state); ``resume()`` is called at its end tag."""
+        state = self._state
+        max_depth = limits.xml_max_depth
+        cell_room = limits.max_cells - tally.cells
+        row_elements = cells = 0
+        in_row = False
+        room = inner = 0  # levels left below the row element; the depth below it
+        row_start = row_cells = 0  # the row's first element (numbered), its cells
+
+        def begin(depth: int) -> None:
+            nonlocal row_elements, in_row, room, inner, row_start, row_cells
             row_elements += 1
             state.rows += 1
             if state.rows > XLSX_MAX_ROWS:
-                raise _Stop(
-                    MediaError(
-                        f"{path}: worksheet {name!r} has more than {XLSX_MAX_ROWS:,} rows "
-                        "(the most an Excel worksheet holds)",
-                        code="too_large",
-                    )
-                )
-            row_depth = depth
+                raise _Stop(self._too_many_rows())
+            in_row, room, inner = True, max_depth - depth, 0
             row_start = row_elements
             row_cells = 0
             state.row_start_byte = parser.CurrentByteIndex
@@ -173,57 +196,44 @@ class PartScan:
             parser.EndElementHandler = row_end_element
 
         def row_start_element(tag: str, attributes: object) -> None:
-            nonlocal depth, row_elements, row_cells, cells
-            depth += 1
-            if depth > max_depth:
-                raise too_deep()
+            nonlocal inner, row_elements, row_cells, cells
+            inner += 1
+            if inner > room:
+                raise _Stop(self._too_deep(max_depth))
             row_elements += 1
             if row_elements - row_start > ROW_MAX_ELEMENTS:
                 raise _Stop(self._row_too_large(f"more than {ROW_MAX_ELEMENTS:,} elements"))
-            if depth == row_depth + 1 and tag == _CELL:
+            if inner == 1 and tag == _CELL:
                 row_cells += 1
                 if row_cells > XLSX_MAX_COLUMNS:
                     raise _Stop(self._row_too_large(f"more than {XLSX_MAX_COLUMNS:,} cells"))
                 cells += 1
                 if cells > cell_room:
-                    raise _Stop(
-                        over_limit(
-                            path,
-                            f"more than {limits.max_cells:,} cells to examine (stopped at row "
-                            f"{state.rows:,} of worksheet part {name!r})",
-                            "max_cells",
-                            limits.max_cells,
-                        )
-                    )
+                    raise _Stop(self._too_many_cells(limits.max_cells))
 
         def row_end_element(tag: str) -> None:
-            nonlocal depth, row_depth
-            if depth == row_depth:
-                row_depth = 0
-                parser.StartElementHandler = start
-                parser.EndElementHandler = end
-            depth -= 1
-
-        def entity(entity_name: str, *_: object) -> None:
-            raise _Stop(
-                MediaError(
-                    f"{path}: XML part {name!r} declares the entity {entity_name!r}; OOXML "
-                    "parts never declare entities, and entity expansion is refused",
-                    code="parse_failed",
-                )
-            )
+            nonlocal inner, in_row
+            if inner == 0:
+                in_row = False
+                resume()
+            else:
+                inner -= 1
 
         def finish() -> None:
-            state.elements = elements
             state.row_elements = row_elements
             state.cells = cells
-            state.in_row = row_depth != 0
+            state.in_row = in_row
 
-        parser.StartElementHandler = start
-        parser.EndElementHandler = end
-        parser.EntityDeclHandler = entity
-        self._finish = finish
-        self._tally = tally
+        return begin, finish
+
+    def _entity(self, entity_name: str, *_: object) -> None:
+        raise _Stop(
+            MediaError(
+                f"{self._path}: XML part {self.name!r} declares the entity {entity_name!r}; "
+                "OOXML parts never declare entities, and entity expansion is refused",
+                code=ProblemCode.PARSE_FAILED,
+            )
+        )
 
     @property
     def root(self) -> str | None:
@@ -284,14 +294,14 @@ class PartScan:
     def _unreadable(self, why: str) -> NoReturn:
         raise MediaError(
             f"{self._path}: XML part {self.name!r} cannot be read as XML: {why}",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         ) from None
 
     def _row_too_large(self, what: str) -> MediaError:
         return MediaError(
             f"{self._path}: row {self._state.rows:,} of worksheet {self.name!r} holds {what} "
             "(a worksheet row is read whole)",
-            code="too_large",
+            code=ProblemCode.TOO_LARGE,
         )
 
     def _too_many_elements(self, limit: int) -> MediaError:
@@ -299,6 +309,30 @@ class PartScan:
             self._path,
             f"more than {limit:,} XML elements to parse (stopped in part {self.name!r})",
             "xml_max_elements",
+            limit,
+        )
+
+    def _too_deep(self, max_depth: int) -> MediaError:
+        return over_limit(
+            self._path,
+            f"XML part {self.name!r} nests elements deeper than {max_depth:,} levels",
+            "xml_max_depth",
+            max_depth,
+        )
+
+    def _too_many_rows(self) -> MediaError:
+        return MediaError(
+            f"{self._path}: worksheet {self.name!r} has more than {XLSX_MAX_ROWS:,} rows "
+            "(the most an Excel worksheet holds)",
+            code=ProblemCode.TOO_LARGE,
+        )
+
+    def _too_many_cells(self, limit: int) -> MediaError:
+        return over_limit(
+            self._path,
+            f"more than {limit:,} cells to examine (stopped at row "
+            f"{self._state.rows:,} of worksheet part {self.name!r})",
+            "max_cells",
             limit,
         )
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from pydantic import Field
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.model import FrozenModel
 
@@ -71,7 +72,7 @@ class DocumentLimits(FrozenModel):
 
 def over_limit(path: str, what: str, limit: str, value: int) -> MediaError:
     """``too_large`` for ``path``: ``what`` exceeds the limit named ``limit`` (``value``)."""
-    return MediaError(f"{path}: {what} (limit {limit}={value:,})", code="too_large")
+    return MediaError(f"{path}: {what} (limit {limit}={value:,})", code=ProblemCode.TOO_LARGE)
 
 
 def check_size(data: bytes, path: str, limits: DocumentLimits) -> None:
@@ -80,7 +81,7 @@ def check_size(data: bytes, path: str, limits: DocumentLimits) -> None:
         raise MediaError(
             f"{path}: {len(data):,} bytes exceed the limit of {limits.max_bytes:,} bytes "
             "(limit max_bytes)",
-            code="too_large",
+            code=ProblemCode.TOO_LARGE,
         )
 
 
@@ -111,5 +112,5 @@ class Deadline:
             raise MediaError(
                 f"{self._path}: parsing took longer than {self._seconds:g} s "
                 f"(stopped at {place}; limit max_seconds)",
-                code="timeout",
+                code=ProblemCode.TIMEOUT,
             )

@@ -26,6 +26,7 @@ import pypdf
 from pypdf import PasswordType
 from pypdf.errors import LimitReachedError
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog, describe
@@ -63,7 +64,7 @@ class PdfHandler(HandlerBase):
                 f"{path}: refused: pypdf reached one of its limits ({describe(exc)}; "
                 f"limits pdf_max_stream_bytes={self.limits.pdf_max_stream_bytes:,}, "
                 f"max_pages={self.limits.max_pages:,})",
-                code="too_large",
+                code=ProblemCode.TOO_LARGE,
             ) from None
 
     def _extract(self, data: bytes, path: str, log: ParseLog, deadline: Deadline) -> ParsedDocument:
@@ -74,7 +75,7 @@ class PdfHandler(HandlerBase):
             if opened == PasswordType.NOT_DECRYPTED:
                 raise MediaError(
                     f"{path}: encrypted PDF: the empty password does not open it",
-                    code="encrypted",
+                    code=ProblemCode.ENCRYPTED,
                 )
             metadata["opened_with"] = (
                 "empty owner password"
@@ -88,7 +89,7 @@ class PdfHandler(HandlerBase):
             raise MediaError(
                 f"{path}: {count:,} pages exceed the limit of {self.limits.max_pages:,} "
                 "(limit max_pages)",
-                code="too_large",
+                code=ProblemCode.TOO_LARGE,
             )
         builder = TextBuilder()
         watch = PageWatch(deadline, TextBudget(self.limits.max_text_chars, path))

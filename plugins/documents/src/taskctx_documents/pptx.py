@@ -18,6 +18,7 @@ from pptx.shapes.graphfrm import GraphicFrame
 from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog
@@ -104,7 +105,7 @@ class PptxHandler(HandlerBase):
             raise MediaError(
                 f"{path}: {count:,} slides exceed the limit of {self.limits.max_slides:,} "
                 "(limit max_slides)",
-                code="too_large",
+                code=ProblemCode.TOO_LARGE,
             )
         builder = TextBuilder()
         extractor = _Slides(deadline, TextBudget(self.limits.max_text_chars, path))

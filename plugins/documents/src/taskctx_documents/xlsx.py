@@ -19,6 +19,7 @@ from typing import Any
 import openpyxl
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.protocols import ParsedDocument
 from taskctx_documents._boundary import ParseLog
@@ -99,7 +100,7 @@ class XlsxHandler(HandlerBase):
             names = list(workbook.sheetnames)
             if not names:
                 raise MediaError(
-                    f"{path}: cannot parse XLSX: {_why_no_sheets(data)}", "parse_failed"
+                    f"{path}: cannot parse XLSX: {_why_no_sheets(data)}", ProblemCode.PARSE_FAILED
                 )
             builder = TextBuilder()
             cells = 0

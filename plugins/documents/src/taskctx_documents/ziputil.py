@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import zipfile
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx_documents._boundary import describe
 from taskctx_documents.limits import DocumentLimits
@@ -31,7 +32,8 @@ METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
 
 def _too_large(path: str, what: str, limit: str) -> MediaError:
     return MediaError(
-        f"{path}: refused as a possible decompression bomb: {what} (limit {limit})", "too_large"
+        f"{path}: refused as a possible decompression bomb: {what} (limit {limit})",
+        ProblemCode.TOO_LARGE,
     )
 
 
@@ -47,18 +49,18 @@ def open_package(data: bytes, path: str, kind: str, limits: DocumentLimits) -> z
             raise MediaError(
                 f"{path}: encrypted {kind}: an OLE container with an EncryptionInfo stream "
                 "(password-protected Office file); no password is tried",
-                code="encrypted",
+                code=ProblemCode.ENCRYPTED,
             )
         raise MediaError(
             f"{path}: legacy binary format (OLE/CFB container), not OOXML {kind}",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
         raise MediaError(
             f"{path}: not a {kind} file: not a readable ZIP package ({describe(exc)})",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         ) from exc
     try:
         _check_directory(archive.infolist(), path, kind, limits)
@@ -97,20 +99,20 @@ def _check_directory(
         if info.filename in names:
             raise MediaError(
                 f"{path}: not a {kind} file: two ZIP members are named {info.filename!r}",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
         names.add(info.filename)
         if info.flag_bits & 0x1:
             raise MediaError(
                 f"{path}: encrypted {kind}: ZIP member {info.filename!r} is encrypted; "
                 "no password is tried",
-                code="encrypted",
+                code=ProblemCode.ENCRYPTED,
             )
         if info.compress_type not in METHODS:
             raise MediaError(
                 f"{path}: not a {kind} file: ZIP member {info.filename!r} uses compression "
                 f"method {info.compress_type}; OOXML packages use only stored and deflate",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
     compressed = sum(info.compress_size for info in infos)
     overall = total / max(compressed, 1)
@@ -124,5 +126,5 @@ def _check_directory(
         raise MediaError(
             f"{path}: not a {kind} file: the ZIP archive has no {CONTENT_TYPES} "
             "(not an OOXML package)",
-            code="parse_failed",
+            code=ProblemCode.PARSE_FAILED,
         )

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from taskctx.codes import CoverageReason
 from taskctx.protocols import IndexDocument, PartitionKey, SearchHit, SearchResult
 from taskctx_fts import plan
 from taskctx_fts.schema import FORMAT
@@ -39,8 +40,8 @@ __all__ = [
 PROVIDER_VERSION = FORMAT
 """Part of the partition key: changes with the on-disk format or the tokenizer."""
 
-NOT_SEARCHABLE = "query_not_searchable"
-INDEX_REBUILT = "index_rebuilt"
+NOT_SEARCHABLE = CoverageReason.QUERY_NOT_SEARCHABLE
+INDEX_REBUILT = CoverageReason.INDEX_REBUILT
 OPTIMIZE_AFTER = 1000
 """An apply of at least this many documents merges the FTS5 segments afterwards."""
 

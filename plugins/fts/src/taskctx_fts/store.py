@@ -315,50 +315,17 @@ class FtsStore:
         try:
             documents, tokens = self.totals()
             for doc_id in deletes:
-                row = conn.execute(
-                    "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc_id,)
-                ).fetchone()
-                if row is None:
-                    continue
-                rowid, length = row
-                old = self._stored_tokens(rowid)
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-                conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
-                documents, tokens = documents - 1, tokens - length
-                changes.append(Change(rowid, old, None))
+                removed = self._delete(doc_id)
+                if removed is not None:
+                    change, length = removed
+                    documents, tokens = documents - 1, tokens - length
+                    changes.append(change)
             for doc in upserts:
-                title, body = " ".join(doc.title), " ".join(doc.body)
-                lengths = (len(doc.title), len(doc.body))
-                row = conn.execute(
-                    "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc.doc_id,)
-                ).fetchone()
-                if row is None:
-                    rowid = conn.execute(
-                        "INSERT INTO docs (doc_id, path, scope, version, len_title, len_body)"
-                        " VALUES (?, ?, ?, ?, ?, ?)",
-                        (doc.doc_id, doc.path, doc.scope, doc.version, *lengths),
-                    ).lastrowid
-                    assert rowid is not None
-                    conn.execute(
-                        "INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)",
-                        (rowid, title, body),
-                    )
+                change, length = self._upsert(doc)
+                if change.old is None:
                     documents += 1
-                    changes.append(Change(rowid, None, (doc.title, doc.body)))
-                else:
-                    rowid, length = row
-                    old = self._stored_tokens(rowid)
-                    conn.execute(
-                        "UPDATE docs SET path = ?, scope = ?, version = ?, len_title = ?,"
-                        " len_body = ? WHERE rowid = ?",
-                        (doc.path, doc.scope, doc.version, *lengths, rowid),
-                    )
-                    conn.execute(
-                        "UPDATE fts SET title = ?, body = ? WHERE rowid = ?", (title, body, rowid)
-                    )
-                    tokens -= length
-                    changes.append(Change(rowid, old, (doc.title, doc.body)))
-                tokens += sum(lengths)
+                tokens += len(doc.title) + len(doc.body) - length
+                changes.append(change)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents),))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
             conn.execute(
@@ -370,6 +337,52 @@ class FtsStore:
                 conn.execute("ROLLBACK")
             raise
         return changes
+
+    def _delete(self, doc_id: str) -> tuple[Change, int] | None:
+        """Remove ``doc_id`` (inside apply's transaction): its change and the tokens it
+        held; None if it is not stored."""
+        conn = self._conn
+        row = conn.execute(
+            "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        rowid, length = row
+        old = self._stored_tokens(rowid)
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
+        return Change(rowid, old, None), int(length)
+
+    def _upsert(self, doc: NewDocument) -> tuple[Change, int]:
+        """Insert or replace ``doc`` (inside apply's transaction): its change and the tokens
+        the replaced version held (0 for a new document)."""
+        conn = self._conn
+        title, body = " ".join(doc.title), " ".join(doc.body)
+        lengths = (len(doc.title), len(doc.body))
+        row = conn.execute(
+            "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc.doc_id,)
+        ).fetchone()
+        if row is None:
+            rowid = conn.execute(
+                "INSERT INTO docs (doc_id, path, scope, version, len_title, len_body)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (doc.doc_id, doc.path, doc.scope, doc.version, *lengths),
+            ).lastrowid
+            assert rowid is not None
+            conn.execute(
+                "INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)",
+                (rowid, title, body),
+            )
+            return Change(rowid, None, (doc.title, doc.body)), 0
+        rowid, length = row
+        old = self._stored_tokens(rowid)
+        conn.execute(
+            "UPDATE docs SET path = ?, scope = ?, version = ?, len_title = ?,"
+            " len_body = ? WHERE rowid = ?",
+            (doc.path, doc.scope, doc.version, *lengths, rowid),
+        )
+        conn.execute("UPDATE fts SET title = ?, body = ? WHERE rowid = ?", (title, body, rowid))
+        return Change(rowid, old, (doc.title, doc.body)), int(length)
 
     def _stored_tokens(self, rowid: int) -> tuple[list[str], list[str]]:
         row = self._conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (rowid,)).fetchone()

@@ -161,6 +161,47 @@ def _fair_shares(needs: list[int], available: int) -> list[int]:
     return shares
 
 
+def _measure(loaded: tuple[PinnedFile, ...], limit: int) -> tuple[list[str], int]:
+    """Each pin's text cut to ``limit`` lines, and the characters of the block's header,
+    headings and markers: what the text may not use."""
+    bodies: list[str] = []
+    overhead = len(HEADER)
+    for pin in loaded:
+        overhead += 1 + len(_open(pin))
+        body = _head_lines(pin.text or "", limit)
+        bodies.append(body)
+        if pin.status == "text":
+            # a newline after a cut body, the longest <truncated> this file can have
+            # with its newline, and the closing tag with its newline
+            worst = _truncated(pin.lines_total, pin.chars_total)
+            overhead += 1 + 1 + len(worst) + 1 + len(_CLOSE)
+    return bodies, overhead
+
+
+def _deliver(pin: PinnedFile, body: str, share: int, parts: list[str]) -> PinnedFile:
+    """Append ``pin``'s heading, its body cut to ``share`` characters, its marker and
+    closing tag to ``parts``; the pin as delivered."""
+    parts.append(_open(pin))
+    if pin.status != "text":
+        return pin
+    delivered = _cut(body, share)
+    lines_omitted = pin.lines_total - _line_count(delivered)
+    chars_omitted = pin.chars_total - len(delivered)
+    if delivered:  # the join's newline stands for the last line's own
+        shown = escape_text(delivered)
+        parts.append(shown[:-1] if shown.endswith("\n") else shown)
+    if chars_omitted:
+        parts.append(_truncated(lines_omitted, chars_omitted))
+    parts.append(_CLOSE)
+    return pin.model_copy(
+        update={
+            "text": delivered,
+            "lines_omitted": lines_omitted,
+            "chars_omitted": chars_omitted,
+        }
+    )
+
+
 class FileContext:
     """Selected workspace files, pinned per run (see the module doc for the rules)."""
 
@@ -251,18 +292,7 @@ class FileContext:
         """The delivered pins (cut to the bounds, with markers) and the block."""
         if not loaded:
             return loaded, None
-        limit = self.limits.max_lines_per_file
-        bodies: list[str] = []
-        overhead = len(HEADER)
-        for pin in loaded:
-            overhead += 1 + len(_open(pin))
-            body = _head_lines(pin.text or "", limit)
-            bodies.append(body)
-            if pin.status == "text":
-                # a newline after a cut body, the longest <truncated> this file can have
-                # with its newline, and the closing tag with its newline
-                worst = _truncated(pin.lines_total, pin.chars_total)
-                overhead += 1 + 1 + len(worst) + 1 + len(_CLOSE)
+        bodies, overhead = _measure(loaded, self.limits.max_lines_per_file)
         available = self.limits.max_chars - overhead
         if available < 0:
             raise CapabilityLimitError(
@@ -276,28 +306,7 @@ class FileContext:
         pins: list[PinnedFile] = []
         parts = [HEADER]
         for pin, body, share in zip(loaded, bodies, shares, strict=True):
-            parts.append(_open(pin))
-            if pin.status != "text":
-                pins.append(pin)
-                continue
-            delivered = _cut(body, share)
-            lines_omitted = pin.lines_total - _line_count(delivered)
-            chars_omitted = pin.chars_total - len(delivered)
-            if delivered:  # the join's newline stands for the last line's own
-                shown = escape_text(delivered)
-                parts.append(shown[:-1] if shown.endswith("\n") else shown)
-            if chars_omitted:
-                parts.append(_truncated(lines_omitted, chars_omitted))
-            parts.append(_CLOSE)
-            pins.append(
-                pin.model_copy(
-                    update={
-                        "text": delivered,
-                        "lines_omitted": lines_omitted,
-                        "chars_omitted": chars_omitted,
-                    }
-                )
-            )
+            pins.append(_deliver(pin, body, share, parts))
         text = "\n".join(parts)
         widest = max((_line_count(p.text or "") for p in pins), default=0)
         return tuple(pins), ContextSection.of(

@@ -134,6 +134,58 @@ def _check_count(name: str, value: int, least: int) -> None:
         raise ValueError(f"{name} must be at least {least}, not {value}")
 
 
+def _room(max_chars: int, notes: int, tasks: int, all_notes: int) -> int:
+    """The characters left for note and task lines once the frame is reserved: the block's
+    tags, and each non-empty section's tags with its omitted-count line."""
+    frame = len(_OPEN) + 1 + len(_CLOSE)
+    if notes:
+        frame += _section_frame("notes", notes)
+    if tasks:
+        frame += _section_frame("tasks", tasks)
+    available = max_chars - frame
+    if available < 0:
+        raise ValueError(f"max_chars={max_chars} cannot hold the frame of {all_notes} notes")
+    return available
+
+
+def _notes_section(
+    note_items: list[tuple[str, str]], chosen: list[str | None], lines: list[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """Append the notes section to ``lines``; the keys shown whole, by ref, and omitted."""
+    whole: list[str] = []
+    referenced: list[str] = []
+    omitted: list[str] = []
+    if note_items:
+        lines.append("<notes>")
+        for (key, _), line in zip(note_items, chosen, strict=True):
+            if line is None:
+                omitted.append(key)
+                continue
+            lines.append(line)
+            (referenced if line.startswith("<note-ref ") else whole).append(key)
+        if omitted:
+            lines.append(_omitted_line("notes", len(omitted)))
+        lines.append("</notes>")
+    return whole, referenced, omitted
+
+
+def _tasks_section(
+    active: list[Task], task_plan: _TaskPlan, lines: list[str]
+) -> tuple[list[str], list[str]]:
+    """Append the tasks section to ``lines``; the ids of the tasks shown and left out."""
+    task_shown = task_plan.shown + [False] * (len(active) - len(task_plan.shown))
+    shown_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if shown]
+    left_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if not shown]
+    if active:
+        lines.append("<tasks>")
+        pairs = zip(task_plan.lines, task_plan.shown, strict=True)
+        lines.extend(line for line, shown in pairs if shown)
+        if left_ids:
+            lines.append(_omitted_line("tasks", len(left_ids)))
+        lines.append("</tasks>")
+    return shown_ids, left_ids
+
+
 def build_projection(
     notes: Mapping[str, str],
     tasks: Sequence[Task],
@@ -158,15 +210,7 @@ def build_projection(
     if not note_items and not active:
         return None
     shown_notes = note_items[:max_notes]  # the rest are omitted (counted) whatever the room
-    frame = len(_OPEN) + 1 + len(_CLOSE)
-    if note_items:
-        frame += _section_frame("notes", len(note_items))
-    if active:
-        frame += _section_frame("tasks", len(active))
-    available = max_chars - frame
-    if available < 0:
-        raise ValueError(f"max_chars={max_chars} cannot hold the frame of {len(notes)} notes")
-
+    available = _room(max_chars, len(note_items), len(active), len(notes))
     task_plan = _TaskPlan([_task_line(task) for task in active[:max_tasks]])
     task_plan.fill(available // 2 if note_items else available)
     chosen, notes_used = _plan_notes(shown_notes, available - task_plan.used)
@@ -174,30 +218,8 @@ def build_projection(
     task_plan.fill(available - notes_used)  # tasks may take what notes left
 
     lines = [_OPEN]
-    whole: list[str] = []
-    referenced: list[str] = []
-    omitted: list[str] = []
-    if note_items:
-        lines.append("<notes>")
-        for (key, _), line in zip(note_items, chosen, strict=True):
-            if line is None:
-                omitted.append(key)
-                continue
-            lines.append(line)
-            (referenced if line.startswith("<note-ref ") else whole).append(key)
-        if omitted:
-            lines.append(_omitted_line("notes", len(omitted)))
-        lines.append("</notes>")
-    task_shown = task_plan.shown + [False] * (len(active) - len(task_plan.shown))
-    shown_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if shown]
-    left_ids = [t.id for t, shown in zip(active, task_shown, strict=True) if not shown]
-    if active:
-        lines.append("<tasks>")
-        pairs = zip(task_plan.lines, task_plan.shown, strict=True)
-        lines.extend(line for line, shown in pairs if shown)
-        if left_ids:
-            lines.append(_omitted_line("tasks", len(left_ids)))
-        lines.append("</tasks>")
+    whole, referenced, omitted = _notes_section(note_items, chosen, lines)
+    shown_ids, left_ids = _tasks_section(active, task_plan, lines)
     lines.append(_CLOSE)
     text = "\n".join(lines)
     if len(text) > max_chars:  # the reservations above make this unreachable

@@ -50,8 +50,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from taskctx.errors import NotFoundError, PolicyError
+from taskctx.errors import NotFoundError
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
+from taskctx.policy import governing_method
 from taskctx_memory.errors import TaskStateProviderError
 from taskctx_memory.items import (
     MEDIA_TYPE,
@@ -118,14 +119,14 @@ class ProviderMemorySource:
         PolicyError when ``allowed_hosts`` restricts them.
         """
         provider = self.binding.provider
-        method = getattr(provider, "with_configuration", None)
-        if not callable(method):
-            if configuration.host_policy.unrestricted:
-                return self
-            raise PolicyError(
-                f"task state provider {self.binding.name!r} ({type(provider).__qualname__}) "
-                "has no with_configuration(), so allowed_hosts cannot govern it"
-            )
+        method = governing_method(
+            provider,
+            configuration,
+            f"task state provider {self.binding.name!r} ({type(provider).__qualname__}) "
+            "has no with_configuration(), so allowed_hosts cannot govern it",
+        )
+        if method is None:
+            return self
         governed = method(configuration)
         if governed is provider:
             return self

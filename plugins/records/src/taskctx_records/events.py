@@ -81,20 +81,9 @@ def append(
         raise ValueError("an event needs a non-empty type")
     payload_json = canonical_json(payload, "event payload")
     if idempotency_key is not None:
-        row = conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE stream = ? AND idempotency_key = ?",
-            (stream, idempotency_key),
-        ).fetchone()
-        if row is not None:
-            if row["type"] != type or row["payload"] != payload_json:
-                raise EventConflictError(
-                    f"idempotency key {idempotency_key!r} on stream {stream!r} was used for "
-                    f"another event (sequence {row['sequence']}, type {row['type']!r})",
-                    stream=stream,
-                    expected=expected_sequence,
-                    actual=int(row["sequence"]),
-                )
-            return row_to_event(row)
+        seen = _replayed(conn, stream, type, payload_json, idempotency_key, expected_sequence)
+        if seen is not None:
+            return seen
     last = int(
         conn.execute(
             "SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE stream = ?", (stream,)
@@ -122,6 +111,33 @@ def append(
     names = ", ".join(f":{name}" for name in values)
     conn.execute(f"INSERT INTO events ({', '.join(values)}) VALUES ({names})", values)
     return row_to_event(values)
+
+
+def _replayed(
+    conn: sqlite3.Connection,
+    stream: str,
+    type: str,
+    payload_json: str,
+    idempotency_key: str,
+    expected_sequence: int | None,
+) -> Event | None:
+    """The stored event of ``idempotency_key`` on ``stream`` (None if the key is new);
+    EventConflictError if it was used for another type or payload."""
+    row = conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE stream = ? AND idempotency_key = ?",
+        (stream, idempotency_key),
+    ).fetchone()
+    if row is None:
+        return None
+    if row["type"] != type or row["payload"] != payload_json:
+        raise EventConflictError(
+            f"idempotency key {idempotency_key!r} on stream {stream!r} was used for "
+            f"another event (sequence {row['sequence']}, type {row['type']!r})",
+            stream=stream,
+            expected=expected_sequence,
+            actual=int(row["sequence"]),
+        )
+    return row_to_event(row)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Registers the ``record_store`` source kind and the ``taskctx records`` commands."""
+"""Registers the ``record_store`` source kind, ``taskctx read --records DIR`` and the
+``taskctx records`` commands."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskctx import SourceFactory
+from taskctx import CliSource, SourceFactory
 from taskctx.hookspecs import hookimpl
 from taskctx_records.source import RecordSource
 
 if TYPE_CHECKING:
     import click
 
-__all__ = ["make_source", "register_commands", "register_source_kinds"]
+__all__ = ["make_source", "register_cli_sources", "register_commands", "register_source_kinds"]
 
 
 def make_source(
@@ -49,3 +50,17 @@ def register_commands(register: Callable[[click.Command], None]) -> None:
     from taskctx_records.cli import records_group
 
     register(records_group)
+
+
+@hookimpl
+def register_cli_sources(register: Callable[[CliSource], None]) -> None:
+    """``taskctx read --records DIR``: the record store under DIR, bound as ``records``."""
+    register(
+        CliSource(
+            kind="record_store",
+            value_option="root",
+            flag="--records",
+            binding_id="records",
+            help="Attach the record store under this directory (taskctx-records).",
+        )
+    )

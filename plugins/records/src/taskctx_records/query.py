@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 QUERY_PURPOSE = "taskctx.records.query.v1"
-STREAMING_SCAN_UNMEASURED = CoverageReason.STREAMING_SCAN_UNMEASURED.value
+STREAMING_SCAN_UNMEASURED = CoverageReason.STREAMING_SCAN_UNMEASURED
 SOURCE_KIND = "record_store"
 
 RECORD_COLUMNS = (
@@ -303,7 +303,7 @@ def make_coverage(
         omitted = considered - delivered
         status = CoverageStatus.COMPLETE if omitted == 0 else CoverageStatus.PARTIAL
     if has_more or not first_page:
-        reasons.append(str(CoverageReason.PAGED_RESULT))
+        reasons.append(CoverageReason.PAGED_RESULT)
     outcome = (
         CoverageOutcome.NO_MATCH_IN_SCOPE
         if considered == 0 or (considered is None and delivered == 0 and first_page)

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.jsonsafe import check_json_depth
 from taskctx.media import classify_bytes, text_nul
@@ -68,7 +69,7 @@ def _deliverable(record: Record) -> tuple[str | None, bytes, Problem | None]:
     if nul is None:
         return text, text.encode("utf-8"), None
     problem = Problem(
-        code="invalid_text",
+        code=ProblemCode.INVALID_TEXT,
         message=f"record {record.id}: its text holds a NUL character at offset {nul}",
     )
     return None, text.encode("utf-8"), problem

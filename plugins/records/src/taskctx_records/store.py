@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from taskctx.cursor import CursorSigner, check_ttl, load_or_create_key
+from taskctx.cursor import CursorSigner, check_ttl
 from taskctx.errors import CursorError, NotFoundError, PolicyError
 from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
@@ -27,15 +27,14 @@ from taskctx_records.budget import (
     MaterializationBudget,
     MemoryProbe,
 )
-from taskctx_records.location import DB_NAME, check_key_file
+from taskctx_records.location import DB_NAME
+from taskctx_records.paging import StorePager
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.query import (
-    QUERY_PURPOSE,
     RECORD_COLUMNS,
     QuerySpec,
     count_matching,
     fetch_page,
-    make_page,
     row_to_record,
     scope_pairs,
     scope_revision,
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["DB_NAME", "RecordStore"]
 
 STATE_SUBDIR = Path(".taskctx") / "records"
-BINDING_ID = "records"
 
 
 class RecordStore:
@@ -103,7 +101,9 @@ class RecordStore:
             self.store_id: str = self._conn.execute(
                 "SELECT store_id FROM store_state WHERE id = 1"
             ).fetchone()["store_id"]
-        self._signer: CursorSigner | None = None
+        self._pager = StorePager(
+            self.store_id, self.state_dir, self._read, lambda: self.revision, self._budget
+        )
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -129,10 +129,7 @@ class RecordStore:
     @property
     def signer(self) -> CursorSigner:
         """The cursor signer of this store's root (key made on first use)."""
-        if self._signer is None:
-            check_key_file(self.state_dir)
-            self._signer = CursorSigner(load_or_create_key(self.state_dir), QUERY_PURPOSE)
-        return self._signer
+        return self._pager.signer
 
     def close(self) -> None:
         """Close the database connection."""
@@ -298,7 +295,7 @@ class RecordStore:
 
     def check_cursor_query(self, cursor: str, spec: QuerySpec) -> None:
         """CursorError unless ``cursor`` is a valid query cursor issued for ``spec``."""
-        body = self._verify(cursor, "query")
+        body = self._pager.verify(cursor, "query")
         if body.get("qh") != spec.digest():
             raise CursorError("cursor was issued for another query")
 
@@ -309,61 +306,11 @@ class RecordStore:
         cursor_ttl = check_ttl(cursor_ttl)
         with self._read() as conn:
             considered = count_matching(conn, spec, revision)
-        return self._page(spec, revision, None, considered, 0, 1, cursor_ttl, operation)
+        return self._pager.query_page(spec, revision, None, considered, 0, 1, cursor_ttl, operation)
 
     def query_continue(self, cursor: str) -> QueryPage:
         """The next page of the query and snapshot a cursor carries (never newer history)."""
-        body = self._verify(cursor, "query")
-        spec = QuerySpec.from_body(body.get("spec"))
-        if spec.digest() != body.get("qh"):
-            raise CursorError("cursor query hash does not match its query")
-        return self._page(
-            spec,
-            int(body["rev"]),
-            str(body["after"]),
-            body.get("considered"),
-            int(body["delivered"]),
-            int(body["page"]) + 1,
-            float(body["ttl"]),
-            "query_continue",
-        )
-
-    def _verify(self, cursor: str, op: str) -> dict[str, Any]:
-        body = self.signer.verify(cursor)
-        if body.get("op") != op:
-            raise CursorError(f"cursor is for {body.get('op')!r}, not {op!r}")
-        if body.get("store") != self.store_id:
-            raise CursorError("cursor was issued by another record store")
-        if not isinstance(body.get("rev"), int) or body["rev"] > self.revision:
-            raise CursorError("cursor snapshot revision is not in this store")
-        return body
-
-    def _page(
-        self,
-        spec: QuerySpec,
-        revision: int,
-        after: str | None,
-        considered: int | None,
-        delivered_before: int,
-        page: int,
-        ttl: float,
-        operation: str,
-    ) -> QueryPage:
-        limit = spec.limit
-        self._budget.charge(operation, limit)
-        with self._read() as conn:
-            rows = fetch_page(conn, spec, revision, after, limit + 1)
-        return make_page(
-            rows,
-            spec,
-            revision=revision,
-            considered=considered,
-            delivered_before=delivered_before,
-            page=page,
-            ttl=ttl,
-            issue=lambda body: self._issue("query", body, ttl),
-            binding_id=BINDING_ID,
-        )
+        return self._pager.query_continue(cursor)
 
     def scope_revision(
         self, scope: Mapping[str, Any] | None, collections: Sequence[str] | None
@@ -505,49 +452,11 @@ class RecordStore:
         revision = self.revision
         with self._read() as conn:
             considered = event_log.count_events(conn, spec, revision)
-        return self._event_page(spec, revision, None, considered, 1, cursor_ttl)
+        return self._pager.event_page(spec, revision, None, considered, 1, cursor_ttl)
 
     def events_continue(self, cursor: str) -> EventPage:
         """The next page of the event query and snapshot a cursor carries."""
-        body = self._verify(cursor, "events")
-        spec = event_log.EventSpec.from_body(body.get("spec"))
-        if spec.digest() != body.get("qh"):
-            raise CursorError("cursor query hash does not match its query")
-        return self._event_page(
-            spec,
-            int(body["rev"]),
-            int(body["after"]),
-            int(body["considered"]),
-            int(body["page"]) + 1,
-            float(body["ttl"]),
-        )
-
-    def _event_page(
-        self,
-        spec: event_log.EventSpec,
-        revision: int,
-        after: int | None,
-        considered: int,
-        page: int,
-        ttl: float,
-    ) -> EventPage:
-        self._budget.charge("events", spec.page_size)
-        with self._read() as conn:
-            rows = event_log.fetch_events(conn, spec, revision, after, spec.page_size + 1)
-        return event_log.make_page(
-            rows,
-            spec,
-            revision=revision,
-            considered=considered,
-            page=page,
-            ttl=ttl,
-            issue=lambda body: self._issue("events", body, ttl),
-            binding_id=BINDING_ID,
-        )
-
-    def _issue(self, op: str, body: Mapping[str, Any], ttl: float) -> str:
-        """A signed cursor of this store for ``op`` (``query`` or ``events``)."""
-        return self.signer.issue({"op": op, "store": self.store_id, **body}, ttl)
+        return self._pager.events_continue(cursor)
 
     # -- source ---------------------------------------------------------------------------
 

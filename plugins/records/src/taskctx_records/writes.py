@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from taskctx.errors import NotFoundError
-from taskctx_records.content import canonical_json, encode
+from taskctx_records.content import Encoded, canonical_json, encode
 from taskctx_records.query import scope_pairs
 from taskctx_records.schema import OPEN_END
 from taskctx_records.values import RecordRef, record_id_of
@@ -154,6 +154,104 @@ def _latest(conn: sqlite3.Connection, record_id: str) -> _Latest | None:
     )
 
 
+class _Version(NamedTuple):
+    """The fields of one new version (a tombstone keeps its record's) and its content."""
+
+    collection: str
+    scope_json: str
+    meta_json: str
+    kind: str | None
+    source: str | None
+    pairs: tuple[tuple[str, str], ...]
+    encoded: Encoded
+    stored: Any
+
+    def row(
+        self, record_id: str, version: int, revision: int, deleted: bool, now: str
+    ) -> tuple[Any, ...]:
+        """The ``records`` row of this version (the order of :data:`_RECORD_INSERT`)."""
+        return (
+            record_id,
+            version,
+            revision,
+            OPEN_END,
+            self.collection,
+            self.kind,
+            self.scope_json,
+            self.source,
+            self.meta_json,
+            self.encoded.content_type,
+            self.stored,
+            self.encoded.sha256,
+            self.encoded.size,
+            int(deleted),
+            now,
+        )
+
+    def ref(self, record_id: str, version: int, revision: int) -> RecordRef:
+        """The RecordRef a write of this version returns."""
+        return RecordRef(
+            id=record_id,
+            collection=self.collection,
+            version=version,
+            revision=revision,
+            content_type=self.encoded.content_type,
+            sha256=self.encoded.sha256,
+            size=self.encoded.size,
+        )
+
+
+def _resolve_id(
+    conn: sqlite3.Connection, latest: Mapping[str, _Latest], item: PutItem, revision: int
+) -> tuple[str, _Latest | None]:
+    """The id ``item`` writes (a new one at ``revision`` when unnamed) and its latest
+    version (this transaction's ``latest`` first); a free name of automatic form is refused."""
+    record_id = item.record_id
+    if record_id is None:
+        return new_record_id(revision), None
+    previous = latest.get(record_id) or _latest(conn, record_id)
+    if previous is None and _AUTOMATIC_ID.fullmatch(record_id):
+        raise ValueError(
+            f"record id {record_id!r} has the form of automatic ids (rec_<16 digits>) "
+            "and no such record exists; choose another id"
+        )
+    return record_id, previous
+
+
+def _version_of(item: PutItem, record_id: str, previous: _Latest | None) -> _Version:
+    """What the version ``item`` writes holds: a tombstone repeats the latest's fields."""
+    if item.delete:
+        if previous is None or previous.deleted:
+            raise NotFoundError(f"no record {record_id!r} to delete")
+        return _Version(
+            previous.collection,
+            previous.scope,
+            previous.meta,
+            previous.kind,
+            previous.source,
+            scope_pairs(json.loads(previous.scope)),
+            encode(""),
+            None,
+        )
+    collection = item.collection
+    if previous is not None and previous.collection != collection:
+        raise ValueError(
+            f"record {record_id!r} is in collection {previous.collection!r}; a record "
+            f"keeps its collection (asked {collection!r})"
+        )
+    encoded = encode(item.content)
+    return _Version(
+        collection,
+        canonical_json(dict(item.scope or {}), "record scope"),
+        canonical_json(dict(item.meta or {}), "record meta"),
+        item.kind,
+        item.source,
+        scope_pairs(item.scope),
+        encoded,
+        encoded.stored,
+    )
+
+
 def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
     """Insert one version per item with consecutive new revisions (caller's transaction)."""
     if not items:
@@ -166,79 +264,26 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
     refs: list[RecordRef] = []
     for offset, item in enumerate(items):
         revision = first + offset
-        record_id = item.record_id
-        previous = None
-        if record_id is None:
-            record_id = new_record_id(revision)
-        else:
-            previous = latest.get(record_id) or _latest(conn, record_id)
-            if previous is None and _AUTOMATIC_ID.fullmatch(record_id):
-                raise ValueError(
-                    f"record id {record_id!r} has the form of automatic ids (rec_<16 digits>) "
-                    "and no such record exists; choose another id"
-                )
-        if item.delete:
-            if previous is None or previous.deleted:
-                raise NotFoundError(f"no record {record_id!r} to delete")
-            collection, scope_json, meta_json = previous.collection, previous.scope, previous.meta
-            kind, source = previous.kind, previous.source
-            pairs = scope_pairs(json.loads(scope_json))
-            encoded = encode("")
-            stored: Any = None
-        else:
-            collection = item.collection
-            if previous is not None and previous.collection != collection:
-                raise ValueError(
-                    f"record {record_id!r} is in collection {previous.collection!r}; a record "
-                    f"keeps its collection (asked {collection!r})"
-                )
-            encoded = encode(item.content)
-            stored = encoded.stored
-            scope_json = canonical_json(dict(item.scope or {}), "record scope")
-            meta_json = canonical_json(dict(item.meta or {}), "record meta")
-            pairs = scope_pairs(item.scope)
-            kind, source = item.kind, item.source
+        record_id, previous = _resolve_id(conn, latest, item, revision)
+        new = _version_of(item, record_id, previous)
         version = 1 if previous is None else previous.version + 1
         if previous is not None:
             supersede.append((revision, record_id, previous.version))
             old_pairs = scope_pairs(json.loads(previous.scope))
-            if old_pairs and old_pairs != pairs:  # departure: the old scope sees the change
+            if old_pairs and old_pairs != new.pairs:  # departure: the old scope sees the change
                 scope_rows += [(record_id, version, revision, k, v, 0) for k, v in old_pairs]
-        scope_rows += [(record_id, version, revision, k, v, 1) for k, v in pairs]
-        content_type = encoded.content_type
-        record_rows.append(
-            (
-                record_id,
-                version,
-                revision,
-                OPEN_END,
-                collection,
-                kind,
-                scope_json,
-                source,
-                meta_json,
-                content_type,
-                stored,
-                encoded.sha256,
-                encoded.size,
-                int(item.delete),
-                now,
-            )
-        )
+        scope_rows += [(record_id, version, revision, k, v, 1) for k, v in new.pairs]
+        record_rows.append(new.row(record_id, version, revision, item.delete, now))
         latest[record_id] = _Latest(
-            version, collection, scope_json, meta_json, item.delete, kind, source
+            version,
+            new.collection,
+            new.scope_json,
+            new.meta_json,
+            item.delete,
+            new.kind,
+            new.source,
         )
-        refs.append(
-            RecordRef(
-                id=record_id,
-                collection=collection,
-                version=version,
-                revision=revision,
-                content_type=content_type,
-                sha256=encoded.sha256,
-                size=encoded.size,
-            )
-        )
+        refs.append(new.ref(record_id, version, revision))
     conn.executemany(_RECORD_INSERT, record_rows)
     if supersede:
         conn.executemany("UPDATE records SET valid_to = ? WHERE id = ? AND version = ?", supersede)

@@ -126,7 +126,8 @@ class PinnedRepository:
         self.facts = FactCache(self.state_dir / f"facts-v{FACTS_VERSION}.db")
         self._entries: dict[str, TreeEntry] | None = None
         self.unreadable_names = 0
-        """Tree entries whose names are not UTF-8: never offered, counted in coverage."""
+        """Tree entries whose names are not UTF-8: never offered; coverage says
+        ``repo:names_not_utf8``."""
 
     def authorize(self, configuration: RunConfiguration) -> None:
         """None if ``configuration`` allows every URL this repository was fetched from.

@@ -15,6 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from taskctx.codes import NamespacedCode, ProblemCode
 from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
 from taskctx.media import MediaClass, classify, classify_bytes, decode_text, handler_missing
 from taskctx.model import (
@@ -37,9 +38,12 @@ if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
     from taskctx_repo.repository import PinnedRepository
 
-__all__ = ["RepoSource"]
+__all__ = ["NAMES_NOT_UTF8", "RepoSource"]
 
 SECTION_SCOPE = "section:"
+NAMES_NOT_UTF8 = NamespacedCode("repo:names_not_utf8")
+"""Coverage reason: tree entries whose names are not UTF-8 are not offered
+(``PinnedRepository.unreadable_names`` counts them)."""
 
 
 def _suffix(path: str) -> str:
@@ -121,7 +125,7 @@ class RepoSource:
             try:
                 text = decode_text(data)
             except MediaError as exc:
-                problem = Problem(code="invalid_text", message=f"{entry.path}: {exc}")
+                problem = Problem(code=ProblemCode.INVALID_TEXT, message=f"{entry.path}: {exc}")
                 return BlobFacts(
                     decision.media_type, Representation.REFERENCE_ONLY, None, (), problem
                 )
@@ -137,7 +141,7 @@ class RepoSource:
             try:
                 parsed = handler.parse(data, entry.path)
             except MediaError as exc:
-                problem = Problem(code=getattr(exc, "code", "parse_failed"), message=str(exc))
+                problem = Problem(code=exc.code, message=str(exc))
                 return BlobFacts(
                     decision.media_type, Representation.REFERENCE_ONLY, None, (), problem
                 )
@@ -166,7 +170,7 @@ class RepoSource:
         }
         if entry.is_submodule:
             problem = Problem(
-                code="submodule",
+                code=ProblemCode.SUBMODULE,
                 message=f"{entry.path} is a submodule at commit {entry.oid}; not followed",
             )
             return SourceDescriptor(
@@ -176,7 +180,9 @@ class RepoSource:
                 problem=problem,
             )
         if entry.is_symlink:
-            problem = Problem(code="symlink", message=f"{entry.path} is a symlink; not followed")
+            problem = Problem(
+                code=ProblemCode.SYMLINK, message=f"{entry.path} is a symlink; not followed"
+            )
             return SourceDescriptor(
                 **base,
                 media_type="inode/symlink",
@@ -208,13 +214,12 @@ class RepoSource:
         facts = self._facts(blobs)
         descriptors = tuple(self._descriptor(e, facts.get(self._fact_key(e))) for e in chosen)
         more = start + request.page_size < len(paths)
-        skipped = self.repository.unreadable_names
         return DescriptorPage(
             descriptors=descriptors,
             revision=self.repository.revision,
             next_cursor=chosen[-1].path if more and chosen else None,
             total=len(paths),
-            reasons=(f"{skipped} file names are not UTF-8 and are not offered",) if skipped else (),
+            reasons=(NAMES_NOT_UTF8,) if self.repository.unreadable_names else (),
         )
 
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 from pydantic import ValidationError
 
-from taskctx.digests import sha256_digest
+from taskctx.digests import SHA256_PREFIX, is_digest, sha256_digest
 from taskctx.statefiles import ensure_state_dir
 from taskctx_skills.errors import (
     SkillRevisionNotFoundError,
@@ -54,10 +54,9 @@ class BindingEntry:
 
 
 def _hex(digest: str) -> str:
-    algorithm, _, value = digest.partition(":")
-    if algorithm != "sha256" or len(value) != 64 or not all(c in "0123456789abcdef" for c in value):
+    if not is_digest(digest):
         raise SkillRevisionNotFoundError(f"{digest!r} is not a sha256 digest ('sha256:<64 hex>')")
-    return value
+    return digest[len(SHA256_PREFIX) :]
 
 
 def _canonical(value: Any) -> bytes:

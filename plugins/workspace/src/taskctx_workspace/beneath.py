@@ -263,6 +263,8 @@ def _link_target(dir_fd: int, name: str) -> str | None:
 
 
 def _resolve(base: Base, base_fd: int, rel: str, *, create_parents: bool) -> Located:
+    """Walk ``rel`` from ``base_fd`` one component at a time, never following a link: a
+    symlink's target is read and walked the same way. The last folder, open, and the name."""
     stack = [base_fd]  # descriptors of the folders walked, base first; owned here
     names: list[str] = []  # the real components under the base, one per stack entry past it
     pending = [part for part in rel.split("/") if part not in ("", ".")]
@@ -287,43 +289,57 @@ def _resolve(base: Base, base_fd: int, rel: str, *, create_parents: bool) -> Loc
                     _close_all(stack)
                     return located
             else:
-                try:
-                    child = _open_folder(stack[-1], part, create=create_parents, rel=rel)
-                except OSError as exc:
-                    if exc.errno not in _NOT_A_FOLDER:
-                        raise
-                    child = None
-                    target = _link_target(stack[-1], part)
-                    if target is None and create_parents:
-                        raise _refuse(rel, "a parent of it is not a folder") from None
-                    if target is None:
-                        raise WorkspaceNotFoundError(
-                            f"{rel}: no such file in {base.label} (a parent of it is a file)"
-                        ) from None
-                else:
-                    if child is None:
-                        raise WorkspaceNotFoundError(f"{rel}: no such file in {base.label}")
-                    stack.append(child)
-                    names.append(part)
+                target = _descend(stack, names, part, rel, base, create_parents=create_parents)
+                if target is None:
                     continue
             links += 1
             if links > MAX_LINKS:
                 raise _refuse(rel, "it is a symlink loop")
-            if target.startswith("/"):
-                inside = _beneath(target, base.path)
-                if inside is None:
-                    raise _refuse(rel, f"it resolves outside {base.label} (symlink escape)")
-                while len(stack) > 1:  # an absolute target inside the base: walk from it
-                    os.close(stack.pop())
-                names.clear()
-                parts = inside
-            else:
-                parts = [p for p in target.split("/") if p not in ("", ".")]
-            pending.extend(reversed(parts))
+            pending.extend(reversed(_link_parts(target, rel, base, stack, names)))
         raise _refuse(rel, f"it names {base.label}, not a file")
     except BaseException:
         _close_all(stack)
         raise
+
+
+def _descend(
+    stack: list[int], names: list[str], part: str, rel: str, base: Base, *, create_parents: bool
+) -> str | None:
+    """Open the folder ``part`` of ``stack[-1]`` (made if missing with ``create_parents``)
+    and push it onto ``stack`` and ``names``; if ``part`` is a symlink, return its target
+    instead (to be walked in its place)."""
+    try:
+        child = _open_folder(stack[-1], part, create=create_parents, rel=rel)
+    except OSError as exc:
+        if exc.errno not in _NOT_A_FOLDER:
+            raise
+        target = _link_target(stack[-1], part)
+        if target is None and create_parents:
+            raise _refuse(rel, "a parent of it is not a folder") from None
+        if target is None:
+            raise WorkspaceNotFoundError(
+                f"{rel}: no such file in {base.label} (a parent of it is a file)"
+            ) from None
+        return target
+    if child is None:
+        raise WorkspaceNotFoundError(f"{rel}: no such file in {base.label}")
+    stack.append(child)
+    names.append(part)
+    return None
+
+
+def _link_parts(target: str, rel: str, base: Base, stack: list[int], names: list[str]) -> list[str]:
+    """The components a symlink's ``target`` is walked as. An absolute target must lie in
+    the base, and its walk starts there again (``stack`` and ``names`` cut back to it)."""
+    if target.startswith("/"):
+        inside = _beneath(target, base.path)
+        if inside is None:
+            raise _refuse(rel, f"it resolves outside {base.label} (symlink escape)")
+        while len(stack) > 1:  # an absolute target inside the base: walk from it
+            os.close(stack.pop())
+        names.clear()
+        return inside
+    return [p for p in target.split("/") if p not in ("", ".")]
 
 
 def _beneath(target: str, base: Path) -> list[str] | None:

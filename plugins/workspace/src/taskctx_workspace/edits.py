@@ -6,6 +6,7 @@ once" means one place in the file could be meant. A UTF-8 byte order mark is kep
 
 from __future__ import annotations
 
+from taskctx.codes import ProblemCode
 from taskctx.errors import MediaError
 from taskctx.media import MediaDecision, decode_text
 from taskctx_workspace.errors import EditError
@@ -33,11 +34,11 @@ def replace_once(data: bytes, old: str, new: str, *, rel: str, media: MediaDecis
     if not old:
         raise EditError(f"{rel}: old must not be empty", path=rel, occurrences=0)
     if not media.enters_as_text:
-        raise MediaError(f"{rel} is {media.media_type}, not text", code="not_text")
+        raise MediaError(f"{rel} is {media.media_type}, not text", code=ProblemCode.NOT_TEXT)
     try:
         text = decode_text(data)
     except MediaError as exc:
-        raise MediaError(f"{rel}: {exc}", code="invalid_text") from None
+        raise MediaError(f"{rel}: {exc}", code=ProblemCode.INVALID_TEXT) from None
     first = text.find(old)
     if first < 0 or text.find(old, first + 1) >= 0:
         count = count_occurrences(text, old)

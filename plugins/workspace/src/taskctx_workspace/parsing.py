@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from taskctx.codes import ProblemCode
 from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError
 from taskctx.media import handler_for
@@ -34,7 +35,7 @@ __all__ = ["CACHE_FORMAT", "HandlerRegistry", "ParseCache", "handler_version"]
 CACHE_FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _MEMORY_ENTRIES = 64
-_UNCACHED_CODES = frozenset({"timeout"})
+_UNCACHED_CODES = frozenset({ProblemCode.TIMEOUT})
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -139,13 +140,13 @@ class ParseCache:
         except Exception as exc:  # a handler bug must not escape as an uncaught error
             return MediaError(
                 f"{path}: handler {handler.name!r} failed: {type(exc).__name__}: {exc}",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
         if not isinstance(document, ParsedDocument):
             return MediaError(
                 f"{path}: handler {handler.name!r} returned {type(document).__name__}, "
                 "not a ParsedDocument",
-                code="parse_failed",
+                code=ProblemCode.PARSE_FAILED,
             )
         return document
 

@@ -1,4 +1,5 @@
-"""Registers the ``task_workspace`` source kind through the ordinary hook."""
+"""Registers the ``task_workspace`` source kind and the CLI's ``PATH...`` through the
+ordinary hooks."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from taskctx import SourceFactory
+from taskctx import CliSource, CliValue, SourceFactory
 from taskctx.hookspecs import hookimpl
 from taskctx_workspace.source import DEFAULT_CHUNK_CHARS, WorkspaceSource
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
 
-__all__ = ["make_source", "register_source_kinds"]
+__all__ = ["make_source", "register_cli_sources", "register_source_kinds"]
 
 
 def make_source(
@@ -35,3 +36,21 @@ def make_source(
 def register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
     """Source kind ``task_workspace``."""
     register("task_workspace", make_source)
+
+
+@hookimpl
+def register_cli_sources(register: Callable[[CliSource], None]) -> None:
+    """``taskctx read PATH...`` and ``taskctx index PATH...``: each folder, read only."""
+    register(
+        CliSource(
+            kind="task_workspace",
+            value_option="root",
+            binding_id="files",
+            help="Attach each folder as a task workspace, read only (taskctx-workspace).",
+            metavar="PATH",
+            multiple=True,
+            value=CliValue.EXISTING_DIRECTORY,
+            fixed_options={"mode": "read_only"},
+            index_binding_id="folder",
+        )
+    )

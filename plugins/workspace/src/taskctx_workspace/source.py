@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from taskctx.codes import ProblemCode
 from taskctx.digests import sha256_digest, sha256_hex
 from taskctx.errors import MediaError, NotFoundError, StaleReaderError, UnsupportedScopeError
 from taskctx.media import MediaClass, MediaDecision, decode_text, handler_missing
@@ -175,7 +176,7 @@ class WorkspaceSource:
             try:
                 text = decode_text(data)
             except MediaError as exc:
-                problem = Problem(code="invalid_text", message=f"{path}: {exc}")
+                problem = Problem(code=ProblemCode.INVALID_TEXT, message=f"{path}: {exc}")
                 yield SourceDescriptor(
                     **base, representation=Representation.REFERENCE_ONLY, problem=problem
                 )

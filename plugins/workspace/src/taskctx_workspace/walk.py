@@ -78,21 +78,9 @@ def _walk(
     stack: list[tuple[str, int, Iterator[os.DirEntry[str]]]] = []
 
     def enter(rel_dir: str, parent: int | None, name: str) -> None:
-        try:
-            fd = root.open() if parent is None else os.open(name, DIR_FLAGS, dir_fd=parent)
-        except OSError as exc:
-            if exc.errno not in _SWAPPED and on_error is not None:
-                on_error(rel_dir, exc)  # a folder swapped for a link since it was listed: skip
-            return
-        try:
-            with os.scandir(fd) as listing:
-                entries = sorted(listing, key=lambda e: e.name) if ordered else list(listing)
-        except OSError as exc:
-            os.close(fd)
-            if on_error is not None:
-                on_error(rel_dir, exc)
-            return
-        stack.append((rel_dir, fd, iter(entries)))
+        opened = _open_folder(root, rel_dir, parent, name, on_error, ordered=ordered)
+        if opened is not None:
+            stack.append((rel_dir, *opened))
 
     try:
         enter("", None, "")
@@ -119,14 +107,7 @@ def _walk(
                     continue
                 if not rel.startswith(wanted):
                     continue
-                if entry.is_symlink():
-                    st = linked_file(base, rel, include_hidden=include_hidden)
-                elif entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)  # fstatat on this folder's fd
-                    if not stat.S_ISREG(st.st_mode):
-                        continue  # swapped for something else since it was listed
-                else:
-                    continue  # FIFO, socket, device
+                st = _file_stat(entry, base, rel, include_hidden)
             except OSError as exc:
                 if on_error is not None:
                     on_error(rel, exc)
@@ -136,6 +117,47 @@ def _walk(
     finally:
         for _, fd, _ in stack:
             os.close(fd)
+
+
+def _open_folder(
+    root: Root,
+    rel_dir: str,
+    parent: int | None,
+    name: str,
+    on_error: ErrorHandler | None,
+    *,
+    ordered: bool,
+) -> tuple[int, Iterator[os.DirEntry[str]]] | None:
+    """The folder ``name`` of ``parent`` (None: the root) opened without following a link,
+    with its entries (sorted by name when ``ordered``); None if it cannot be read."""
+    try:
+        fd = root.open() if parent is None else os.open(name, DIR_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno not in _SWAPPED and on_error is not None:
+            on_error(rel_dir, exc)  # a folder swapped for a link since it was listed: skip
+        return None
+    try:
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name) if ordered else list(listing)
+    except OSError as exc:
+        os.close(fd)
+        if on_error is not None:
+            on_error(rel_dir, exc)
+        return None
+    return fd, iter(entries)
+
+
+def _file_stat(
+    entry: os.DirEntry[str], base: Base, rel: str, include_hidden: bool
+) -> os.stat_result | None:
+    """The stat of the regular file ``entry`` is or (a symlink) allowedly names; None for
+    anything else (a FIFO, socket or device, or a file swapped since it was listed)."""
+    if entry.is_symlink():
+        return linked_file(base, rel, include_hidden=include_hidden)
+    if entry.is_file(follow_symlinks=False):
+        st = entry.stat(follow_symlinks=False)  # fstatat on this folder's fd
+        return st if stat.S_ISREG(st.st_mode) else None
+    return None
 
 
 def linked_file(base: Base, rel: str, *, include_hidden: bool) -> os.stat_result | None:

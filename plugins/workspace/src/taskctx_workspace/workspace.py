@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from taskctx.codes import ProblemCode
 from taskctx.digests import sha256_hex
 from taskctx.errors import MediaError, PolicyError
 from taskctx.media import (
@@ -42,19 +43,16 @@ from taskctx.media import (
 from taskctx.model import Problem, Representation
 from taskctx.plugins import PluginHost
 from taskctx.protocols import FileIOHandler, ParsedDocument
-from taskctx_workspace import staging
-from taskctx_workspace.beneath import Base, Located, Root, read_all, require_support
+from taskctx_workspace.areas import Areas, Mode, ReadOrigin
+from taskctx_workspace.beneath import Base, Root, read_all, require_support
 from taskctx_workspace.digests import DigestCache
-from taskctx_workspace.edits import replace_once
-from taskctx_workspace.errors import WorkspaceConflictError, WorkspaceNotFoundError
+from taskctx_workspace.errors import WorkspaceNotFoundError
 from taskctx_workspace.parsing import HandlerRegistry, ParseCache
 from taskctx_workspace.paths import (
     STATE_DIR_NAME,
     default_agent_root,
     normalize_prefix,
     normalize_relative,
-    require_regular,
-    require_single_link,
     safe_name,
 )
 from taskctx_workspace.results import (
@@ -77,8 +75,6 @@ if TYPE_CHECKING:
 
 __all__ = ["HEAD_BYTES", "FileStat", "Mode", "TaskWorkspace", "default_agent_root"]
 
-Mode = Literal["read_only", "read_write"]
-ReadOrigin = Literal["auto", "external", "fallback"]
 _MODES = ("read_only", "read_write")
 
 
@@ -93,16 +89,13 @@ class TaskWorkspace:
 
     __slots__ = (
         "__weakref__",
+        "_areas",
         "_digests",
-        "_external_area",
-        "_fallback_area",
         "_handlers",
         "_hashed_closed",
         "_lock",
         "_parse_cache",
         "_pinned",
-        "_staged_area",
-        "_swept",
         "execution_id",
         "host",
         "mode",
@@ -137,14 +130,7 @@ class TaskWorkspace:
         )
         self.state_dir: Path = self.root / STATE_DIR_NAME
         self._pinned = Root.pin(self.root)
-        self._external_area: Base = self._pinned.base()
-        self._fallback_area: Base = self._pinned.area(
-            "files", self.execution_id, label="this execution's area"
-        )
-        self._staged_area: Base = self._pinned.area(
-            "staged", self.execution_id, label="this execution's staging area"
-        )
-        self._swept: set[tuple[int, int]] = set()
+        self._areas = Areas(self._pinned, self.execution_id, mode)
         self.host: PluginHost = host if host is not None else PluginHost.from_environment()
         self._handlers = HandlerRegistry(self.host.file_io_handlers())
         self._digests: DigestCache | None = None
@@ -215,88 +201,12 @@ class TaskWorkspace:
         """How many times a FileIOHandler actually parsed a document for this workspace."""
         return self._parse_cache.parse_count if self._parse_cache is not None else 0
 
-    # -- locating files ------------------------------------------------------------------
-
-    @staticmethod
-    def _open_in(area: Base, rel: str) -> int | None:
-        """A descriptor of the regular file ``rel`` under ``area``; None if nothing is there."""
-        try:
-            with area.locate(rel) as at:
-                return at.open_regular()
-        except WorkspaceNotFoundError:
-            return None
-
-    def _open(self, rel: str, origin: ReadOrigin = "auto") -> tuple[int, os.stat_result, Origin]:
-        """The open file a read of ``rel`` finds (external first), its stat and origin."""
-        if origin != "fallback":
-            fd = self._open_in(self._external_area, rel)
-            if fd is not None:
-                return fd, os.fstat(fd), "external"
-        if origin != "external":
-            fd = self._open_in(self._fallback_area, rel)
-            if fd is not None:
-                return fd, os.fstat(fd), "fallback"
-        where = {"auto": "", "external": " (external only)", "fallback": " (this execution's)"}
-        raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace{where[origin]}")
-
-    def _open_external(self, rel: str) -> int:
-        fd = self._open_in(self._external_area, rel)
-        if fd is None:
-            raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace")
-        return fd
-
-    @staticmethod
-    def _check_target(area: Base, rel: str, *, written: bool) -> None:
-        """Refuse a folder or special file at ``rel`` (and a hard link if it is ``written``)."""
-        try:
-            with area.locate(rel) as at:
-                st = at.stat()
-        except WorkspaceNotFoundError:
-            return
-        if st is not None:
-            require_regular(rel, st)
-            if written:
-                require_single_link(rel, st)
-
-    def _write_target(self, rel: str) -> tuple[Base, Origin]:
-        """The area a write of ``rel`` lands in under the mode, its target checked."""
-        self._check_target(self._external_area, rel, written=self.mode == "read_write")
-        if self.mode == "read_only":
-            self._check_target(self._fallback_area, rel, written=True)
-            return self._fallback_area, "fallback"
-        return self._external_area, "external"
-
-    def _open_target(self, area: Base, rel: str) -> Located:
-        """The target's folder, made and open, the target checked again; stale
-        temporary files of killed writers in that folder are removed (once per folder)."""
-        at = area.locate(rel, create_parents=True)
-        try:
-            st = at.stat()
-            if st is not None:
-                require_regular(rel, st)
-                require_single_link(rel, st)
-            self._sweep(at.dir_fd)
-        except BaseException:
-            at.close()
-            raise
-        return at
-
-    def _sweep(self, folder: int) -> None:
-        st = os.fstat(folder)
-        key = (st.st_dev, st.st_ino)
-        if key not in self._swept:
-            self._swept.add(key)
-            staging.sweep_stale(folder)
-
-    def _temp_seen(self, folder: int, name: str) -> None:
-        staging.remove_if_stale(folder, name)
-
     # -- reading ---------------------------------------------------------------------
 
     def read_bytes(self, rel_path: str, *, origin: ReadOrigin = "auto") -> bytes:
         """All bytes of a confined regular file (external first, then this execution's)."""
         rel = normalize_relative(rel_path)
-        fd, _, _ = self._open(rel, origin)
+        fd, _, _ = self._areas.open(rel, origin)
         try:
             return read_all(fd)
         finally:
@@ -315,7 +225,7 @@ class TaskWorkspace:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be >= 0 or None, not {limit}")
         rel = normalize_relative(path)
-        fd, st, found = self._open(rel, origin)
+        fd, st, found = self._areas.open(rel, origin)
         try:
             return self._read_open(fd, st, found, rel, limit)
         finally:
@@ -340,7 +250,9 @@ class TaskWorkspace:
             try:
                 text = decode_text(data)
             except MediaError as exc:
-                return reference_only(facts, Problem(code="invalid_text", message=f"{rel}: {exc}"))
+                return reference_only(
+                    facts, Problem(code=ProblemCode.INVALID_TEXT, message=f"{rel}: {exc}")
+                )
             return text_result(facts, text, limit, Representation.TEXT)
         # documents and binaries: the digest by stamp, the bytes only on a parse-cache miss
         digest = (
@@ -385,7 +297,7 @@ class TaskWorkspace:
         handler's own (``encrypted``, ``parse_failed``, ``no_text``, ...).
         """
         rel = normalize_relative(rel_path)
-        fd, st, found = self._open(rel)
+        fd, st, found = self._areas.open(rel)
         try:
             return self._parsed_open(fd, st, found, rel)
         finally:
@@ -396,7 +308,7 @@ class TaskWorkspace:
         if not decision.needs_handler:
             raise MediaError(
                 f"{rel} is {decision.media_type} ({decision.media_class.value}), not a document",
-                code="not_a_document",
+                code=ProblemCode.NOT_A_DOCUMENT,
             )
         handler = self.file_io_handler_for(rel, decision.media_type)
         if handler is None:
@@ -436,7 +348,7 @@ class TaskWorkspace:
 
     def _temp_handler(self) -> Callable[[int, str], None] | None:
         """In read-write mode, walks remove the temporary files killed writers left."""
-        return self._temp_seen if self.mode == "read_write" else None
+        return self._areas.temp_seen if self.mode == "read_write" else None
 
     def stamps(self) -> dict[str, tuple[int, int, int, int]]:
         """Every file's (size, mtime_ns, inode, ctime_ns), hidden files included: one stat walk."""
@@ -445,7 +357,9 @@ class TaskWorkspace:
     def stamp_digest(self, rel_path: str, stat: FileStat | os.stat_result) -> str:
         """The sha256 of an external file, from the cache when ``stat``'s stamp matches."""
         rel = normalize_relative(rel_path)
-        return self._digest_cache().digest(rel, lambda: self._open_external(rel), stamp_of(stat))
+        return self._digest_cache().digest(
+            rel, lambda: self._areas.open_external(rel), stamp_of(stat)
+        )
 
     def digest_batch(self) -> AbstractContextManager[None]:
         """Group digest-cache writes of one scan into one transaction."""
@@ -458,7 +372,7 @@ class TaskWorkspace:
         with cache.batch():
             for st in self.iter_entries(include_hidden=include_hidden, prefix=prefix):
                 try:
-                    fd = self._open_external(st.path)
+                    fd = self._areas.open_external(st.path)
                 except (FileNotFoundError, PolicyError):
                     continue  # gone or replaced by something refused since the walk
                 try:
@@ -506,12 +420,7 @@ class TaskWorkspace:
 
     def write_file(self, path: str, content: str | bytes) -> FileRef:
         """Write ``content`` (str as UTF-8) atomically where the mode says (see module doc)."""
-        rel = normalize_relative(path)
-        data = _encode(content)
-        area, origin = self._write_target(rel)
-        with self._open_target(area, rel) as at:
-            staging.atomic_write(at, data)
-        return FileRef(path=rel, sha256=sha256_hex(data), size=len(data), origin=origin)
+        return self._areas.write(normalize_relative(path), _encode(content))
 
     def edit_file(
         self, path: str, old: str, new: str, expected_sha256: str | None = None
@@ -522,44 +431,13 @@ class TaskWorkspace:
         mode; in ``read_only`` mode this execution's copy, made from the external file
         on the first edit. ``expected_sha256`` must match that file's current digest.
         """
-        rel = normalize_relative(path)
-        source: ReadOrigin = "external" if self.mode == "read_write" else "auto"
-        if self.mode == "read_only":
-            copy = self._open_in(self._fallback_area, rel)
-            if copy is not None:
-                os.close(copy)
-                source = "fallback"
-        fd, _, found = self._open(rel, source)
-        try:
-            data = read_all(fd)
-        finally:
-            os.close(fd)
-        digest = sha256_hex(data)
-        if expected_sha256 is not None and expected_sha256 != digest:
-            raise WorkspaceConflictError(
-                f"{rel}: expected sha256 {expected_sha256} but the file is {digest}; "
-                "read it again before editing",
-                path=rel,
-                expected=expected_sha256,
-                actual=digest,
-            )
-        media = classify_bytes(rel, data)
-        updated = replace_once(data, old, new, rel=rel, media=media)
-        area, origin = self._write_target(rel)
-        current = digest if found == origin else None  # checked again just before replace
-        with self._open_target(area, rel) as at:
-            staging.atomic_write(at, updated, expected_current=current)
-        return FileRef(path=rel, sha256=sha256_hex(updated), size=len(updated), origin=origin)
+        return self._areas.edit(normalize_relative(path), old, new, expected_sha256)
 
     # -- staged delivery ---------------------------------------------------------------
 
     def stage(self, path: str, content: str | bytes) -> StagedFile:
         """Write a candidate under ``.taskctx/staged/<execution-id>/`` and read it back."""
-        rel = normalize_relative(path)
-        data = _encode(content)
-        self._check_target(self._staged_area, rel, written=True)
-        with self._open_target(self._staged_area, rel) as at:
-            return staging.stage_bytes(at, data)
+        return self._areas.stage(normalize_relative(path), _encode(content))
 
     def promote(self, staged: StagedFile, target: str, expected_sha256: str) -> FileRef:
         """Verify ``staged`` and deliver it to ``target`` atomically, read back whole.
@@ -569,20 +447,7 @@ class TaskWorkspace:
         """
         rel = normalize_relative(target)
         staged_rel = normalize_relative(staged.path)
-        area, origin = self._write_target(rel)
-
-        def read_staged() -> bytes:
-            with self._staged_area.locate(staged_rel) as at:
-                return at.read()
-
-        return staging.promote_bytes(
-            staged,
-            read_staged,
-            lambda: self._open_target(area, rel),
-            rel,
-            expected_sha256,
-            origin=origin,
-        )
+        return self._areas.promote(staged, staged_rel, rel, expected_sha256)
 
 
 def _opened(area: Base) -> int:

@@ -1,0 +1,117 @@
+"""What one package holds while it is assembled: blocks, attachments, omissions."""
+
+from __future__ import annotations
+
+import attrs
+
+from taskctx.candidates import Candidate
+from taskctx.digests import sha256_hex
+from taskctx.model import (
+    Attachment,
+    BudgetExcess,
+    Completeness,
+    ContextBlock,
+    ContextRef,
+    Diagnostic,
+    ExactRead,
+    Omission,
+    Representation,
+)
+
+__all__ = ["LossyParts", "Page", "build_block", "full_chars"]
+
+LossyParts = tuple[tuple[ContextRef, ...], ContextRef, "int | None"]
+"""A lossy digest's section refs, full ref and original length."""
+
+
+@attrs.define(slots=True)
+class Page:
+    """What one package holds, before it becomes a ContextPackage.
+
+    Paging (where the next page starts) is not the page's: ``taskctx.paging`` owns it.
+    """
+
+    blocks: list[ContextBlock] = attrs.field(factory=list)
+    attachments: list[Attachment] = attrs.field(factory=list)
+    omissions: list[Omission] = attrs.field(factory=list)
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    used_chars: int = 0
+    delivered_complete: set[tuple[str, str]] = attrs.field(factory=set)
+    delivered_refs: set[str] = attrs.field(factory=set)
+    delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
+    required_refs: set[str] = attrs.field(factory=set)
+    """Refs handled as required on this page (delivered or omitted): never offered again."""
+    budget_excess: BudgetExcess | None = None
+    """How far required originals delivered whole went past the budget (``deliver``)."""
+
+    @property
+    def used_blocks(self) -> int:
+        """Blocks and attachments both count against ``max_blocks``."""
+        return len(self.blocks) + len(self.attachments)
+
+    def hold_block(self, block: ContextBlock) -> None:
+        """Put ``block`` on the page and remember what it delivers."""
+        self.blocks.append(block)
+        self.used_chars += block.chars
+        self.delivered_refs.add(str(block.ref))
+        if block.completeness is Completeness.COMPLETE and block.ref.scope is None:
+            self.delivered_complete.add((block.binding_id, block.ref.path))
+        elif block.ref.scope is not None:
+            self.delivered_sections.add((block.binding_id, block.ref.path))
+
+    def hold_attachment(self, attachment: Attachment) -> None:
+        """Put a validated attachment on the page."""
+        self.attachments.append(attachment)
+        self.delivered_refs.add(str(attachment.ref))
+
+
+def _block_id(ref: ContextRef, digest: str) -> str:
+    return "blk_" + sha256_hex(f"{ref}|{digest}")[:16]
+
+
+def build_block(
+    candidate: Candidate,
+    read: ExactRead,
+    alias: str,
+    *,
+    content: str | None = None,
+    lossy: LossyParts | None = None,
+) -> ContextBlock:
+    """The block of a candidate's read (or of its lossy outline ``content``)."""
+    text = content if content is not None else (read.text or "")
+    representation = read.representation
+    completeness = Completeness.COMPLETE
+    section_refs: tuple[ContextRef, ...] = ()
+    full_ref = None
+    chars_original = read.chars_total
+    if lossy is not None:
+        section_refs, full_ref, chars_original = lossy
+        representation, completeness = Representation.LOSSY_DIGEST, Completeness.LOSSY
+    return ContextBlock(
+        block_id=_block_id(candidate.ref, read.digest),
+        alias=alias,
+        ref=candidate.ref,
+        binding_id=candidate.binding_id,
+        source_kind=candidate.source_kind,
+        role=candidate.role,
+        required=candidate.required,
+        content=text,
+        media_type=read.media_type,
+        representation=representation,
+        completeness=completeness,
+        digest=read.digest,
+        chars=len(text),
+        scope=candidate.ref.scope,
+        title=candidate.title,
+        chars_original=chars_original,
+        full_ref=full_ref,
+        section_refs=section_refs,
+        score=candidate.score,
+    )
+
+
+def full_chars(read: ExactRead) -> int:
+    """The whole item's length in characters, as far as the read knows it."""
+    if read.chars_total is not None:
+        return read.chars_total
+    return len(read.text or "")
