@@ -25,6 +25,7 @@ from taskctx import (
     hookimpl,
     hookspecs,
 )
+from taskctx.errors import PluginLoadWarning
 from taskctx.model import Enumeration, OmissionReason, Representation
 from taskctx.plugins import REGISTRY_KINDS
 from taskctx.protocols import (
@@ -372,7 +373,7 @@ def test_hook_register_selectors() -> None:
 
 
 def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A registered click command becomes `taskctx <name>`; kernel commands stay first."""
+    """A registered click command becomes `taskctx <name>`."""
     import click
     from click.testing import CliRunner
 
@@ -384,16 +385,10 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         """Say hello."""
         click.echo(f"hello {who}")
 
-    @click.command("read")
-    def shadow() -> None:
-        """Tries to shadow a kernel command."""
-        click.echo("shadowed")
-
     class CommandsPlugin:
         @hookimpl
         def register_commands(self, register):  # type: ignore[no-untyped-def]
             register(hello)
-            register(shadow)
 
     def host_with_commands() -> PluginHost:
         host = PluginHost(allow=[])
@@ -404,8 +399,59 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     assert runner.invoke(cli.main, ["hello", "world"]).output == "hello world\n"
     assert "hello" in runner.invoke(cli.main, ["--help"]).output
-    assert "shadowed" not in runner.invoke(cli.main, ["read", "--help"]).output
-    assert sorted(host_with_commands().commands()) == ["hello", "read"]
+    assert sorted(host_with_commands().commands()) == ["hello"]
+
+
+@pytest.mark.parametrize("kernel_command", ["plugins", "read", "index"])
+def test_a_plugin_shadowing_a_kernel_command_fails(
+    monkeypatch: pytest.MonkeyPatch, kernel_command: str
+) -> None:
+    """A plugin registering a kernel command's name fails as a whole, as the hookspec
+    says, with a reason naming the command; the kernel command still runs."""
+    import click
+    from click.testing import CliRunner
+
+    from taskctx import cli
+
+    @click.command(kernel_command)
+    def shadow() -> None:
+        """Tries to shadow a kernel command."""
+        click.echo("shadowed")
+
+    @click.command("hello")
+    def hello() -> None:
+        """A second command of the same plugin."""
+
+    class ShadowPlugin:
+        @hookimpl
+        def register_commands(self, register):  # type: ignore[no-untyped-def]
+            register(hello)
+            register(shadow)
+
+    def host_with_shadow() -> PluginHost:
+        host = PluginHost(allow=[])
+        with pytest.warns(PluginLoadWarning, match=f"command '{kernel_command}' is the kernel"):
+            host.register(ShadowPlugin(), name="shadow")
+        return host
+
+    host = host_with_shadow()
+    assert dict(host.commands()) == {}
+    (record,) = [r for r in host.plugins() if r.name == "shadow"]
+    assert record.status == "failed"
+    assert record.error is not None
+    assert f"taskctx {kernel_command}" in record.error
+    monkeypatch.setattr(cli, "load_host", host_with_shadow)
+    result = CliRunner().invoke(cli.main, [kernel_command, "--help"])
+    assert result.exit_code == 0
+    assert "shadowed" not in result.output
+
+
+def test_the_kernel_names_are_the_kernel_commands() -> None:
+    """The ownership table's kernel command names are exactly the commands cli.py defines."""
+    from taskctx import cli
+    from taskctx._ownership import KERNEL_NAMES
+
+    assert KERNEL_NAMES["commands"] == set(cli.main.commands)
 
 
 # -- register_cli_sources -----------------------------------------------------------------

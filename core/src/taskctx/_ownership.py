@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_LEXICAL",
     "FIRST_PARTY_DISTRIBUTIONS",
     "FIRST_PARTY_NAMES",
+    "KERNEL_NAMES",
     "Claimant",
     "Tier",
     "claimed_twice",
@@ -79,6 +80,12 @@ FIRST_PARTY_NAMES: Mapping[str, Mapping[str, str]] = MappingProxyType(
     }
 )
 """Registry -> name -> the first-party distribution that alone may register it."""
+KERNEL_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"commands": frozenset({"plugins", "read", "index"})}
+)
+"""Names the kernel itself holds (its own ``taskctx`` commands): no plugin may register
+one, whatever its tier (tests/core/test_hooks.py checks the set against ``taskctx.cli``)."""
+
 FIRST_PARTY_DISTRIBUTIONS = frozenset(
     dist for names in FIRST_PARTY_NAMES.values() for dist in names.values()
 )
@@ -180,6 +187,12 @@ def name_losers(
     gets here (the host refuses it as a duplicate while staging). Everyone may lose; at
     most one claimant wins.
     """
+    if name in KERNEL_NAMES.get(what, frozenset()):
+        reason = f"{_singular(what)} {name!r} is the kernel's own (taskctx {name})"
+        return {
+            index: f"{reason}; {claimant.label} may not register it"
+            for index, claimant in enumerate(claimants)
+        }
     chosen = choose.get(name)
     owner = chosen or FIRST_PARTY_NAMES.get(what, {}).get(name)
     losers: dict[int, str] = {}

@@ -38,8 +38,8 @@ from taskctx._media_tables import (
 )
 from taskctx.codes import ProblemCode, Representation
 from taskctx.descriptors import ExactRead, Problem
-from taskctx.errors import MediaError
 from taskctx.frozen import FrozenModel
+from taskctx.text import clean_text, decode_text, text_nul
 
 if TYPE_CHECKING:
     from taskctx.protocols import FileIOHandler
@@ -387,12 +387,6 @@ def classify_bytes(
     return _decide(_Signal(f"bytes (NUL byte at offset {nul})", OCTET_STREAM, _B), [reason])
 
 
-def text_nul(text: str) -> int | None:
-    """Offset of the first NUL character of ``text``, or None: text never holds NUL."""
-    offset = text.find("\x00")
-    return offset if offset >= 0 else None
-
-
 _TEXT_REPRESENTATIONS = (Representation.TEXT, Representation.PARSED_TEXT)
 
 
@@ -432,31 +426,6 @@ def is_hidden_path(path: str) -> bool:
     """
     normalized = path.replace("\\", "/")
     return any(part.startswith(".") and part not in (".", "..") for part in normalized.split("/"))
-
-
-_CONTROL_CHARACTERS: dict[int, None] = {
-    code: None for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code not in (0x09, 0x0A)
-}
-
-
-def clean_text(text: str) -> str:
-    """Normalize newlines to ``\\n``, drop a leading BOM and C0/C1 controls but tab/newline."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.translate(_CONTROL_CHARACTERS)
-
-
-def decode_text(data: bytes) -> str:
-    """Decode strict UTF-8, dropping a leading BOM; MediaError names a bad byte offset."""
-    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        return data[start:].decode("utf-8", errors="strict")
-    except UnicodeDecodeError as exc:
-        offset = start + exc.start
-        raise MediaError(
-            f"invalid UTF-8 at byte offset {offset}: {exc.reason} (byte 0x{data[offset]:02X})"
-        ) from None
 
 
 # --- Handler lookup: the one algorithm every host, workspace and source uses. ------------
