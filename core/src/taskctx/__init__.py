@@ -25,6 +25,7 @@ from taskctx.errors import (
     PolicyError,
     RequiredOverflowError,
     RestoreError,
+    SourceSpecError,
     SourceUnavailableError,
     StaleReaderError,
     TaskCtxError,
@@ -84,6 +85,7 @@ from taskctx.protocols import (
     protocol_shape,
 )
 from taskctx.reader import ContextReader
+from taskctx.sourcespec import SourceSpec, parse_source_spec
 from taskctx.state import ContextState
 
 try:
@@ -154,6 +156,8 @@ __all__ = [
     "SourceCoverage",
     "SourceDescriptor",
     "SourceFactory",
+    "SourceSpec",
+    "SourceSpecError",
     "SourceUnavailableError",
     "StaleReaderError",
     "SupportsChanges",
@@ -167,6 +171,7 @@ __all__ = [
     "__version__",
     "hookimpl",
     "missing_members",
+    "parse_source_spec",
     "protocol_members",
     "protocol_shape",
     "sha256_digest",

@@ -19,8 +19,9 @@ import click
 from pydantic import ValidationError
 
 from taskctx._cliopts import SourceOptionsCommand
-from taskctx.errors import PluginLoadWarning, TaskCtxError
+from taskctx.errors import PluginLoadWarning, SourceSpecError, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
+from taskctx.sourcespec import parse_source_spec
 
 if TYPE_CHECKING:
     from taskctx.context import TaskContext
@@ -193,16 +194,14 @@ def _role_value(raw: str, option: str) -> tuple[str, str]:
     return role, value
 
 
-def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
-    """``KIND[:key=value,key=value]`` into a kind and its options."""
-    kind, _, rest = raw.partition(":")
-    options: dict[str, str] = {}
-    for part in filter(None, rest.split(",")):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected key=value in {raw!r}", param_hint="--source")
-        options[key] = value
-    return kind, options
+def _attach_sources(ctx: TaskContext, sources: tuple[str, ...]) -> None:
+    """Attach each ``--source KIND[:k=v,...,id=BINDING]`` (parsed by the kernel's parser)."""
+    for raw in sources:
+        try:
+            spec = parse_source_spec(raw)
+        except SourceSpecError as exc:
+            raise click.BadParameter(str(exc), param_hint="--source") from None
+        ctx.attach(ctx.source(spec.kind, **spec.options), binding_id=spec.binding_id)
 
 
 @main.command("read", cls=SourceOptionsCommand, host_of=context_host)
@@ -212,7 +211,7 @@ def _source_spec(raw: str) -> tuple[str, dict[str, str]]:
     "sources",
     multiple=True,
     metavar="KIND[:k=v,...]",
-    help="Attach a source by kind name and options; repeatable.",
+    help="Attach a source by kind name and options (id=NAME sets its binding id); repeatable.",
 )
 @click.option(
     "--allow-host",
@@ -336,9 +335,7 @@ def read_command(
         ctx = TaskContext(task_id, host=context_host(click_ctx), configuration=configuration)
         _put_entries(ctx, puts, required_puts, put_files)
         command.attach(click_ctx, given, ctx)
-        for raw in sources:
-            kind, options = _source_spec(raw)
-            ctx.attach(ctx.source(kind, **options))
+        _attach_sources(ctx, sources)
         intent = _intent(query, refs, include_hidden, source_kinds, binding_ids, overflow)
         budget = ContextBudget(max_chars=max_chars, max_blocks=max_blocks)
         reader = ctx.reader(consumer="cli", budget=budget)

@@ -17,6 +17,7 @@ __all__ = [
     "RequiredOverflowError",
     "RestoreError",
     "SelectionError",
+    "SourceSpecError",
     "SourceUnavailableError",
     "StaleReaderError",
     "StatePathError",
@@ -121,6 +122,10 @@ class UnknownAliasError(TaskCtxError, KeyError):
 
 class SelectionError(TaskCtxError):
     """A selector failed or answered with keys the host did not issue."""
+
+
+class SourceSpecError(TaskCtxError, ValueError):
+    """A source given as text (``KIND[:key=value,...]``) is malformed; the message says how."""
 
 
 class SyncInAsyncError(TaskCtxError, RuntimeError):

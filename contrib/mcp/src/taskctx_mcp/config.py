@@ -15,7 +15,9 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from taskctx import ContextBudget, ContextConsumer, RunConfiguration, TaskCtxError
 from taskctx.cursor import check_ttl
+from taskctx.errors import SourceSpecError
 from taskctx.model import FrozenModel
+from taskctx.sourcespec import parse_source_spec as kernel_parse_source_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,24 +39,13 @@ class ConfigError(ValueError):
 
 
 def parse_source_spec(raw: str) -> BindingConfig:
-    """``KIND[:key=value,...]`` (the ``taskctx read --source`` form) into a binding.
-
-    The option ``id`` names the binding (default: the kind), as ``--source`` leaves it to
-    the kind.
-    """
-    kind, _, rest = raw.partition(":")
-    if not kind:
-        raise ConfigError(f"source {raw!r}: expected KIND[:key=value,...]")
-    options: dict[str, str] = {}
-    for part in filter(None, rest.split(",")):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"source {raw!r}: expected key=value, got {part!r}")
-        if key in options:
-            raise ConfigError(f"source {raw!r}: option {key!r} given twice")
-        options[key] = value
-    binding_id = options.pop("id", None)
-    return BindingConfig(kind=kind, id=binding_id, options=options)
+    """``KIND[:key=value,...]`` (the ``taskctx read --source`` form, parsed by the kernel's
+    :func:`taskctx.sourcespec.parse_source_spec`) into a binding; ``id`` names it."""
+    try:
+        spec = kernel_parse_source_spec(raw)
+    except SourceSpecError as exc:
+        raise ConfigError(str(exc)) from None
+    return BindingConfig(kind=spec.kind, id=spec.binding_id, options=spec.options)
 
 
 class BindingConfig(FrozenModel):
