@@ -35,6 +35,7 @@ from taskctx.errors import (
     UnverifiedReadError,
 )
 from taskctx.hookspecs import hookimpl
+from taskctx.listing import DescriptorListing, ListedDescriptor
 from taskctx.model import (
     Attachment,
     BudgetExcess,
@@ -115,6 +116,7 @@ __all__ = [
     "ContextState",
     "CoverageReason",
     "CursorError",
+    "DescriptorListing",
     "DescriptorPage",
     "Diagnostic",
     "DiagnosticCode",
@@ -125,6 +127,7 @@ __all__ = [
     "IndexDocument",
     "IndexPartition",
     "IndexProvider",
+    "ListedDescriptor",
     "MaterializationBudgetError",
     "MediaError",
     "NamespacedCode",

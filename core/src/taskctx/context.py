@@ -27,6 +27,7 @@ from taskctx.index import (
     SyncReport,
     TextLoader,
 )
+from taskctx.listing import DescriptorListing, ListingCursors, list_descriptors
 from taskctx.media import MediaClass, classify, classify_bytes, decode_text, normalize_media_type
 from taskctx.model import (
     BINDING_ID_PATTERN,
@@ -398,6 +399,39 @@ class TaskContext(ContextAudit):
     ) -> dict[str, SyncReport]:
         """Sync facade of :meth:`async_sync_index`."""
         return run_sync(self.async_sync_index(progress), "async_sync_index")
+
+    async def async_list_descriptors(
+        self,
+        cursor: str | None = None,
+        *,
+        page_size: int = 100,
+        include_hidden: bool = False,
+        cursor_ttl: float = 3600.0,
+    ) -> DescriptorListing:
+        """One page of every binding's descriptors on one pinned snapshot (see
+        :mod:`taskctx.listing`); pass the page's ``next_cursor`` for the next."""
+        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+            raise ValueError(f"page_size must be a whole number of at least 1, not {page_size!r}")
+        cursors = ListingCursors.for_context(
+            self.cursor_key, self.task_id, self.revision, check_ttl(cursor_ttl)
+        )
+        return await list_descriptors(
+            self.bindings, cursors, cursor, page_size, include_hidden=include_hidden
+        )
+
+    def list_descriptors(
+        self,
+        cursor: str | None = None,
+        *,
+        page_size: int = 100,
+        include_hidden: bool = False,
+        cursor_ttl: float = 3600.0,
+    ) -> DescriptorListing:
+        """Sync facade of :meth:`async_list_descriptors`."""
+        listing = self.async_list_descriptors(
+            cursor, page_size=page_size, include_hidden=include_hidden, cursor_ttl=cursor_ttl
+        )
+        return run_sync(listing, "async_list_descriptors")
 
     @property
     def cursor_key(self) -> bytes:

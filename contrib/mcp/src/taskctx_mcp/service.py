@@ -20,24 +20,19 @@ from taskctx import (
     ContextReader,
     ContextReadIntent,
     ContextRef,
-    EnumerationRequest,
     PluginHost,
     SourceDescriptor,
-    SourceUnavailableError,
     TaskContext,
     TaskCtxError,
     UnknownBindingError,
 )
-from taskctx.cursor import CursorSigner
-from taskctx.errors import CursorError, StaleReaderError
-from taskctx.media import is_hidden_path
+from taskctx.listing import current_revisions
 from taskctx_mcp.config import ServerConfig
 from taskctx_mcp.errors import ServiceError, check_delivered
 from taskctx_mcp.uris import uri_to_ref
 
 __all__ = ["ContextService", "ResourcePage", "ServiceError"]
 
-RESOURCE_CURSOR_PURPOSE = "taskctx-mcp.resources.v1"
 _KEEP_READERS = 64  # readers whose cursors and aliases stay resolvable in this process
 
 
@@ -233,104 +228,21 @@ class ContextService:
 
     # -- resources -----------------------------------------------------------------------
 
-    def _signer(self) -> CursorSigner:
-        return CursorSigner(self.context.cursor_key, RESOURCE_CURSOR_PURPOSE)
-
     async def revisions(self) -> dict[str, str | None]:
         """Each binding's current revision (None for one that did not answer)."""
-        found: dict[str, str | None] = {}
-        for binding_id, binding in self.context.bindings.items():
-            try:
-                found[binding_id] = await binding.source.async_revision()
-            except Exception:  # a source that cannot answer is reported, never raised
-                found[binding_id] = None
-        return found
+        return await current_revisions(self.context.bindings)
 
     async def list_resources(self, cursor: str | None) -> ResourcePage:
-        """One page of descriptors (hidden files are not offered) across the bindings.
-
-        The cursor is signed with the context's cursor key and carries the pinned
-        revisions; a source that moved since the first page fails the listing
-        (StaleReaderError): start again from the first page.
-        """
-        bindings = list(self.context.bindings)
-        pinned, position, source_cursor, skip = await self._listing_position(cursor)
-        size = self.config.resources.page_size
-        unavailable = tuple(b for b in bindings if pinned.get(b) is None)
-        items: list[tuple[str, SourceDescriptor]] = []
-        while position < len(bindings):
-            binding_id = bindings[position]
-            revision = pinned.get(binding_id)
-            if revision is None:  # unavailable when the listing began: nothing to list
-                position, source_cursor, skip = position + 1, None, 0
-                continue
-            source = self.context.bindings[binding_id].source
-            page = await source.async_enumerate_descriptors(
-                EnumerationRequest(cursor=source_cursor, page_size=size, revision=revision)
-            )
-            if page.revision != revision:
-                raise StaleReaderError(
-                    f"source {binding_id!r} moved from revision {revision!r} to "
-                    f"{page.revision!r} since this listing began; list again"
-                )
-            if page.next_cursor is not None and page.next_cursor == source_cursor:
-                raise SourceUnavailableError(
-                    f"source {binding_id!r} returned the same enumeration cursor twice"
-                )
-            listed = [d for d in page.descriptors if not is_hidden_path(d.path)]
-            room = size - len(items)
-            taken = listed[skip : skip + room]
-            items += [(binding_id, d) for d in taken]
-            if skip + len(taken) < len(listed):  # the page is full inside this source page
-                return ResourcePage(
-                    tuple(items),
-                    self._resource_cursor(pinned, position, source_cursor, skip + len(taken)),
-                    unavailable,
-                )
-            if page.next_cursor is None:
-                position, source_cursor, skip = position + 1, None, 0
-            else:
-                source_cursor, skip = page.next_cursor, 0
-            if len(items) >= size:
-                more = position < len(bindings)
-                return ResourcePage(
-                    tuple(items),
-                    self._resource_cursor(pinned, position, source_cursor, 0) if more else None,
-                    unavailable,
-                )
-        return ResourcePage(tuple(items), None, unavailable)
-
-    async def _listing_position(
-        self, cursor: str | None
-    ) -> tuple[dict[str, str | None], int, str | None, int]:
-        """Where a listing stands: the pinned revisions, the binding, its source cursor
-        and how many of that source page were listed (a new listing pins them now)."""
-        if cursor is None:
-            return await self.revisions(), 0, None, 0
-        body = self._signer().verify(cursor)
-        try:
-            pinned = dict(body["snapshot"])
-            position, skip = int(body["binding"]), int(body["skip"])
-            source_cursor = body["source_cursor"]
-            context_revision = str(body["context"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CursorError(f"malformed resource cursor payload: {exc}") from None
-        if context_revision != self.context.revision:
-            raise StaleReaderError("the bindings changed since this listing began; list again")
-        return pinned, position, source_cursor, skip
-
-    def _resource_cursor(
-        self, pinned: dict[str, str | None], position: int, source_cursor: str | None, skip: int
-    ) -> str:
-        return self._signer().issue(
-            {
-                "snapshot": pinned,
-                "context": self.context.revision,
-                "binding": position,
-                "source_cursor": source_cursor,
-                "skip": skip,
-            },
-            self.config.cursor_ttl,
+        """One page of descriptors (hidden files are not offered) across the bindings: the
+        kernel's listing (:meth:`TaskContext.async_list_descriptors`), on one pinned
+        snapshot, its cursor signed with the context's key."""
+        listing = await self.context.async_list_descriptors(
+            cursor, page_size=self.config.resources.page_size, cursor_ttl=self.config.cursor_ttl
+        )
+        return ResourcePage(
+            tuple((item.binding_id, item.descriptor) for item in listing.items),
+            listing.next_cursor,
+            listing.unavailable,
         )
 
     async def read_resource(self, uri: str) -> ContextPackage:
