@@ -47,39 +47,27 @@ QUICK = McpParams(files=100, calls=5)
 NOTES = (
     "stdio: the SDK's Client over StdioServerParameters, a real `taskctx-mcp serve "
     "--workspace DIR` subprocess with TASKCTX_LOAD_PLUGINS=taskctx-workspace,taskctx-fts,"
-    "taskctx-mcp; one untimed warm-up call builds the FTS index, then `calls` timed "
-    "read_context calls, each a fresh reader on the warm index (what the server does).",
+    "taskctx-mcp; read_context calls, each a fresh reader on the warm index (what the "
+    "server does).",
     "api: in this process, the same plugins, state directory and budget: "
-    "ctx.reader(...).read(ContextReadIntent(query=...)) and package.render(), the same "
-    "fresh reader per call; timed after one untimed warm-up.",
+    "await ctx.reader(...).async_read(ContextReadIntent(query=...)) and package.render(), "
+    "a fresh reader per call.",
+    "side by side: one untimed warm-up round (it builds the FTS index), then `calls` "
+    "rounds of one call each way, the order alternating round by round.",
     "overhead = median(stdio) - median(api): JSON-RPC framing, pydantic validation and "
     "serialization of the structured output, the pipe, and the client's output-schema "
     "validation.",
 )
 
 
-def _api_reads(root: Path, state: Path, params: McpParams) -> tuple[list[float], list[str]]:
-    from taskctx import ContextBudget, ContextReadIntent, PluginHost, TaskContext
-
-    host = PluginHost(allow=PLUGINS)
-    ctx = TaskContext("mcp", host=host, state_dir=state)
-    ctx.attach(ctx.source("task_workspace", root=str(root), mode="read_only"), binding_id="files")
-    budget = ContextBudget(max_chars=params.max_chars, max_blocks=params.max_blocks)
-    samples: list[float] = []
-    digests: list[str] = []
-    for number in range(params.calls + 1):
-        start = time.perf_counter()
-        package = ctx.reader("mcp", budget=budget).read(ContextReadIntent(query=QUERY))
-        package.render()
-        elapsed = time.perf_counter() - start
-        if number:  # the first call is the warm-up
-            samples.append(elapsed)
-        digests = [block.digest for block in package.blocks]
-    return samples, digests
-
-
-def _stdio_reads(root: Path, state: Path, params: McpParams) -> tuple[list[float], list[str]]:
+def _side_by_side(
+    root: Path, state: Path, params: McpParams
+) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+    """``calls`` reads each way, interleaved call by call (the order alternating), so
+    both paths see the same machine load; one untimed warm-up call each first."""
     from mcp import Client, StdioServerParameters
+
+    from taskctx import ContextBudget, ContextReadIntent, PluginHost, TaskContext
 
     env = dict(os.environ)
     env.update(TASKCTX_LOAD_PLUGINS=",".join(PLUGINS), TASKCTX_STATE_DIR=str(state))
@@ -89,24 +77,39 @@ def _stdio_reads(root: Path, state: Path, params: McpParams) -> tuple[list[float
         env=env,
     )
     arguments = {"query": QUERY, "max_chars": params.max_chars, "max_blocks": params.max_blocks}
+    ctx = TaskContext("mcp", host=PluginHost(allow=PLUGINS), state_dir=state)
+    ctx.attach(ctx.source("task_workspace", root=str(root), mode="read_only"), binding_id="files")
+    budget = ContextBudget(max_chars=params.max_chars, max_blocks=params.max_blocks)
+    samples: dict[str, list[float]] = {"stdio": [], "api": []}
+    digests: dict[str, list[str]] = {"stdio": [], "api": []}
 
-    async def main() -> tuple[list[float], list[str]]:
-        samples: list[float] = []
-        digests: list[str] = []
+    async def api_read() -> tuple[float, list[str]]:
+        start = time.perf_counter()
+        package = await ctx.reader("mcp", budget=budget).async_read(ContextReadIntent(query=QUERY))
+        package.render()
+        return time.perf_counter() - start, [block.digest for block in package.blocks]
+
+    async def main() -> None:
         async with Client(server, mode="legacy") as client:
             await client.list_tools()  # the client learns the output schemas
-            for number in range(params.calls + 1):
+
+            async def stdio_read() -> tuple[float, list[str]]:
                 start = time.perf_counter()
                 result = await client.call_tool("read_context", arguments)
                 elapsed = time.perf_counter() - start
                 if result.is_error or not isinstance(result.structured_content, dict):
                     raise RuntimeError(f"read_context failed over stdio: {result.content}")
-                if number:
-                    samples.append(elapsed)
-                digests = [b["digest"] for b in result.structured_content["blocks"]]
-        return samples, digests
+                return elapsed, [b["digest"] for b in result.structured_content["blocks"]]
 
-    return anyio.run(main)
+            for number in range(params.calls + 1):
+                order = [("stdio", stdio_read), ("api", api_read)]
+                for way, read in order if number % 2 else reversed(order):
+                    elapsed, digests[way] = await read()
+                    if number:  # the first round is the warm-up
+                        samples[way].append(elapsed)
+
+    anyio.run(main)
+    return samples, digests
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -116,9 +119,8 @@ def run(quick: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="taskctx-bench-mcp-") as temp:
         root, state = Path(temp) / "workspace", Path(temp) / "state"
         write_tree(root, files)
-        stdio, stdio_digests = _stdio_reads(root, state, params)
-        api, api_digests = _api_reads(root, state, params)
-    timings = {"stdio": summarize(stdio), "api": summarize(api)}
+        samples, digests = _side_by_side(root, state, params)
+    timings = {way: summarize(found) for way, found in samples.items()}
     overhead = timings["stdio"]["median_s"] - timings["api"]["median_s"]
     return {
         "benchmark": NAME,
@@ -137,8 +139,8 @@ def run(quick: bool) -> dict[str, Any]:
             "met": None if quick else overhead < TARGET_OVERHEAD_S,
         },
         "checks": {
-            "same_blocks_over_stdio_and_api": stdio_digests == api_digests,
-            "blocks_delivered": bool(api_digests),
+            "same_blocks_over_stdio_and_api": digests["stdio"] == digests["api"],
+            "blocks_delivered": bool(digests["api"]),
         },
     }
 
