@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from itertools import chain
+from operator import itemgetter
 from typing import TypeVar
 
 from taskctx_fts._unicode61 import alnum_separators
@@ -85,18 +86,20 @@ _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 _ASCII_SPLIT = bytes(code if chr(code).isalnum() and code < 128 else 32 for code in range(256))
 """bytes.translate table: ASCII letters and digits kept, every other byte a space."""
 _WORD = re.compile(r"[^\W_" + re.escape(alnum_separators()) + r"]+")
-_COMBINING_MARKS = dict.fromkeys(
-    (
-        *range(0x0300, 0x0370),  # combining diacritical marks
-        *range(0x1AB0, 0x1B00),  # ... extended
-        *range(0x1DC0, 0x1E00),  # ... supplement
-        *range(0x20D0, 0x2100),  # ... for symbols
-        *range(0xFE20, 0xFE30),  # combining half marks
-    )
+_COMBINING_MARKS = re.compile(
+    "["
+    "\u0300-\u036f"  # combining diacritical marks
+    "\u1ab0-\u1aff"  # ... extended
+    "\u1dc0-\u1dff"  # ... supplement
+    "\u20d0-\u20ff"  # ... for symbols
+    "\ufe20-\ufe2f"  # combining half marks
+    "]+"
 )
 _CACHE_LIMIT = 500_000
 _T = TypeVar("_T")
-_STEMMER = importlib.import_module("Stemmer").Stemmer("english")  # PyStemmer ships no types
+# PyStemmer ships no types. Its own word cache is off (maxCacheSize 0): ours sits in front,
+# and PyStemmer's costs more per word than stemming does.
+_STEMMER = importlib.import_module("Stemmer").Stemmer("english", 0)
 _stem_word: Callable[[str], str] = _STEMMER.stemWord
 
 
@@ -111,7 +114,7 @@ def normalize(text: str) -> str:
         return text.lower()
     folded = unicodedata.normalize("NFKC", text).casefold()
     decomposed = unicodedata.normalize("NFD", folded)
-    stripped = decomposed.translate(_COMBINING_MARKS)
+    stripped = _COMBINING_MARKS.sub("", decomposed)
     return unicodedata.normalize("NFC", stripped)
 
 
@@ -160,17 +163,21 @@ _DOCUMENT_CACHE: dict[str, str] = {}
 """word -> its document tokens joined by spaces ("" for a dropped word)."""
 
 
-def _fill(
-    cache: dict[str, _T], found: list[_T | None], ws: list[str], make: Callable[[str], _T]
-) -> list[_T]:
-    """``found`` (the cached value of each of ``ws``, None if absent) with misses made."""
-    if None in found:
-        missing = set(ws).difference(cache)
-        if len(cache) + len(missing) > _CACHE_LIMIT:
-            cache.clear()
-        cache.update((word, make(word)) for word in missing)
-        found = list(map(cache.get, ws))
-    return found  # type: ignore[return-value]  # every word is cached now
+def _cached(cache: dict[str, _T], ws: list[str], make: Callable[[str], _T]) -> Sequence[_T]:
+    """The cached value of each of ``ws``, in order; misses are made and cached first."""
+    if len(ws) > 1:
+        try:  # one C call for every lookup when all words are cached (the usual case)
+            return itemgetter(*ws)(cache)  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+    missing = set(ws).difference(cache)
+    if len(cache) + len(missing) > _CACHE_LIMIT:
+        cache.clear()
+        missing = set(ws)
+    cache.update((word, make(word)) for word in missing)
+    if len(ws) > 1:
+        return itemgetter(*ws)(cache)  # type: ignore[no-any-return]
+    return [cache[word] for word in ws]
 
 
 def _query_tokens(word: str) -> tuple[str, ...]:
@@ -198,14 +205,14 @@ def searchable(tokens: Sequence[str]) -> bool:
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` in order (used for queries, and as the base for documents)."""
     ws = words(text)
-    found = _fill(_QUERY_CACHE, list(map(_QUERY_CACHE.get, ws)), ws, _query_tokens)
+    found = _cached(_QUERY_CACHE, ws, _query_tokens)
     return list(chain.from_iterable(found))
 
 
 def document_text(text: str) -> str:
     """``document_tokens(text)`` joined by single spaces: what the index stores."""
     ws = words(text)
-    found = _fill(_DOCUMENT_CACHE, list(map(_DOCUMENT_CACHE.get, ws)), ws, _document_text)
+    found = _cached(_DOCUMENT_CACHE, ws, _document_text)
     return " ".join(filter(None, found))
 
 
