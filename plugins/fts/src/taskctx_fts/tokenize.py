@@ -165,19 +165,22 @@ _DOCUMENT_CACHE: dict[str, str] = {}
 
 def _cached(cache: dict[str, _T], ws: list[str], make: Callable[[str], _T]) -> Sequence[_T]:
     """The cached value of each of ``ws``, in order; misses are made and cached first."""
-    if len(ws) > 1:
+    lookup = itemgetter(*ws) if len(ws) > 1 else None
+    if lookup is not None:
         try:  # one C call for every lookup when all words are cached (the usual case)
-            return itemgetter(*ws)(cache)  # type: ignore[no-any-return]
+            return lookup(cache)  # type: ignore[no-any-return]
         except KeyError:
             pass
     missing = set(ws).difference(cache)
     if len(cache) + len(missing) > _CACHE_LIMIT:
         cache.clear()
-        missing = set(ws)
     cache.update((word, make(word)) for word in missing)
-    if len(ws) > 1:
-        return itemgetter(*ws)(cache)  # type: ignore[no-any-return]
-    return [cache[word] for word in ws]
+    try:
+        if lookup is None:
+            return [cache[word] for word in ws]
+        return lookup(cache)  # type: ignore[no-any-return]
+    except KeyError:  # the cache was cleared meanwhile (it filled up, or another thread)
+        return [make(word) for word in ws]
 
 
 def _query_tokens(word: str) -> tuple[str, ...]:
