@@ -30,19 +30,22 @@ def test_index_build_reports_floor_build_ratio_and_rss(build_result: dict[str, A
     assert all(build_result["checks"].values())
     floor, build = build_result["floor"], build_result["build"]
     assert len(floor["samples_s"]) == len(build["samples_s"]) == QUICK.rounds
-    assert floor["mb_per_s"] > 0 and build["mb_per_s"] > 0
+    assert floor["mb_per_s"] > 0
+    assert build["mb_per_s"] > 0
     assert build["apply"]["median_s"] <= build["median_s"]
     ratio = build_result["ratio_build_over_floor"]
     assert ratio == pytest.approx(build["mb_per_s"] / floor["mb_per_s"])
     rss = build_result["peak_rss_bytes"]
-    assert 0 < rss["floor"] <= rss["process"] and 0 < rss["build"] <= rss["process"]
+    assert 0 < rss["floor"] <= rss["process"]
+    assert 0 < rss["build"] <= rss["process"]
     assert build_result["targets"] == {"met": None, "applies": False}
 
 
 def test_index_build_summary_names_the_ratio(build_result: dict[str, Any]) -> None:
     """The summary prints the floor, the build and their ratio."""
     text = "\n".join(by_name()["index_build"].summary(build_result))
-    assert "floor (read + sha256)" in text and "ratio build/floor" in text
+    assert "floor (read + sha256)" in text
+    assert "ratio build/floor" in text
 
 
 def test_peak_rss_is_at_least_the_current_rss(tmp_path: Path) -> None:
