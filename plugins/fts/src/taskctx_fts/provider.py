@@ -26,7 +26,7 @@ from taskctx_fts import plan
 from taskctx_fts.schema import FORMAT
 from taskctx_fts.store import DB_NAME, FtsStore, NewDocument, is_corruption
 from taskctx_fts.terms import DEFAULT_BUDGET, TermCache
-from taskctx_fts.tokenize import document_tokens, searchable, tokenize
+from taskctx_fts.tokenize import document_text, searchable, tokenize
 
 __all__ = [
     "INDEX_REBUILT",
@@ -122,8 +122,8 @@ class FtsPartition:
                 doc.path,
                 doc.scope,
                 doc.content_version,
-                document_tokens(f"{doc.title or ''} {doc.path}"),
-                document_tokens(doc.text or ""),
+                document_text(f"{doc.title or ''} {doc.path}"),
+                document_text(doc.text or ""),
             )
             for doc in upserts
         ]

@@ -17,6 +17,7 @@ from taskctx_fts.tokenize import TOKENIZER_VERSION
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "HASHSIZE",
     "PRAGMAS",
     "SCHEMA",
     "TEMP_SCHEMA",
@@ -28,6 +29,12 @@ FORMAT_VERSION = "1"
 """Bump when the tables change; a partition of another format is rebuilt empty."""
 
 FORMAT = f"fts-{FORMAT_VERSION}/tokenizer-{TOKENIZER_VERSION}"
+
+HASHSIZE = 16 * 1024 * 1024
+"""FTS5's ``hashsize``: pending index data held in memory before a segment is written
+(FTS5's default is 1 MiB). A large build then writes a few large segments instead of
+many small ones, so inserting and the ``optimize`` that merges them cost less. Set once
+per file (FTS5 keeps it in ``fts_config``); the tokens and results do not change."""
 
 PRAGMAS = (
     "PRAGMA busy_timeout = 10000",
@@ -76,6 +83,9 @@ def create(conn: sqlite3.Connection) -> None:
         )
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('tokens', '0')")
+        hashsize = conn.execute("SELECT v FROM fts_config WHERE k = 'hashsize'").fetchone()
+        if hashsize is None or hashsize[0] != HASHSIZE:
+            conn.execute("INSERT INTO fts (fts, rank) VALUES ('hashsize', ?)", (HASHSIZE,))
 
 
 def format_matches(conn: sqlite3.Connection) -> bool | None:

@@ -28,6 +28,7 @@ __all__ = [
     "NewDocument",
     "StoredDoc",
     "is_corruption",
+    "token_count",
 ]
 
 DB_NAME = "fts.db"
@@ -58,22 +59,29 @@ _DESCRIBE = (
 
 
 class NewDocument(NamedTuple):
-    """A document ready to store: identity, version and its two token fields."""
+    """A document ready to store: identity, version and its two token fields (each the
+    tokens joined by single spaces, as ``tokenize.document_text`` makes them)."""
 
     doc_id: str
     path: str
     scope: str | None
     version: str
-    title: Sequence[str]
-    body: Sequence[str]
+    title: str
+    body: str
 
 
 class Change(NamedTuple):
-    """What one document held before and after an apply (None: absent)."""
+    """What one document held before and after an apply (None: absent), as the two
+    space-joined token fields."""
 
     rowid: int
-    old: tuple[Sequence[str], Sequence[str]] | None
-    new: tuple[Sequence[str], Sequence[str]] | None
+    old: tuple[str, str] | None
+    new: tuple[str, str] | None
+
+
+def token_count(field: str) -> int:
+    """Tokens in a space-joined field (tokens never hold a space and are never empty)."""
+    return field.count(" ") + 1 if field else 0
 
 
 class StoredDoc(NamedTuple):
@@ -308,7 +316,11 @@ class FtsStore:
     # -- writing ---------------------------------------------------------------------------
 
     def apply(self, upserts: Sequence[NewDocument], deletes: Sequence[str]) -> list[Change]:
-        """Delete, then insert or replace, in one transaction; return what changed."""
+        """Delete, then insert or replace, in one transaction; return what changed.
+
+        New documents are inserted with ``executemany`` (rowids assigned here, as SQLite
+        would: after the largest one); a replaced document is updated in place.
+        """
         conn = self._conn
         changes: list[Change] = []
         conn.execute("BEGIN IMMEDIATE")
@@ -320,12 +332,24 @@ class FtsStore:
                     change, length = removed
                     documents, tokens = documents - 1, tokens - length
                     changes.append(change)
+            stored = self._stored(doc.doc_id for doc in upserts)
+            inserts = _Inserts(conn)
             for doc in upserts:
-                change, length = self._upsert(doc)
-                if change.old is None:
+                lengths = (token_count(doc.title), token_count(doc.body))
+                found = stored.get(doc.doc_id)
+                if found is None:
+                    rowid = inserts.add(doc, lengths)
+                    stored[doc.doc_id] = (rowid, sum(lengths))
+                    changes.append(Change(rowid, None, (doc.title, doc.body)))
                     documents += 1
-                tokens += len(doc.title) + len(doc.body) - length
-                changes.append(change)
+                    length = 0
+                else:
+                    inserts.flush()  # the same doc_id twice in one batch
+                    rowid, length = found
+                    changes.append(self._update(rowid, doc, lengths))
+                    stored[doc.doc_id] = (rowid, sum(lengths))
+                tokens += sum(lengths) - length
+            inserts.flush()
             conn.execute("UPDATE meta SET value = ? WHERE key = 'documents'", (str(documents),))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
             conn.execute(
@@ -337,6 +361,15 @@ class FtsStore:
                 conn.execute("ROLLBACK")
             raise
         return changes
+
+    def _stored(self, doc_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """doc_id -> (rowid, tokens) of each of ``doc_ids`` already stored (one query)."""
+        rows = self._conn.execute(
+            "SELECT d.doc_id, d.rowid, d.len_title + d.len_body FROM json_each(?) AS j"
+            " JOIN docs AS d ON d.doc_id = j.value",
+            (json.dumps(list(doc_ids)),),
+        )
+        return {doc_id: (rowid, int(length)) for doc_id, rowid, length in rows}
 
     def _delete(self, doc_id: str) -> tuple[Change, int] | None:
         """Remove ``doc_id`` (inside apply's transaction): its change and the tokens it
@@ -353,44 +386,59 @@ class FtsStore:
         conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
         return Change(rowid, old, None), int(length)
 
-    def _upsert(self, doc: NewDocument) -> tuple[Change, int]:
-        """Insert or replace ``doc`` (inside apply's transaction): its change and the tokens
-        the replaced version held (0 for a new document)."""
+    def _update(self, rowid: int, doc: NewDocument, lengths: tuple[int, int]) -> Change:
+        """Replace the stored ``rowid`` with ``doc`` (inside apply's transaction)."""
         conn = self._conn
-        title, body = " ".join(doc.title), " ".join(doc.body)
-        lengths = (len(doc.title), len(doc.body))
-        row = conn.execute(
-            "SELECT rowid, len_title + len_body FROM docs WHERE doc_id = ?", (doc.doc_id,)
-        ).fetchone()
-        if row is None:
-            rowid = conn.execute(
-                "INSERT INTO docs (doc_id, path, scope, version, len_title, len_body)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (doc.doc_id, doc.path, doc.scope, doc.version, *lengths),
-            ).lastrowid
-            assert rowid is not None
-            conn.execute(
-                "INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)",
-                (rowid, title, body),
-            )
-            return Change(rowid, None, (doc.title, doc.body)), 0
-        rowid, length = row
         old = self._stored_tokens(rowid)
         conn.execute(
             "UPDATE docs SET path = ?, scope = ?, version = ?, len_title = ?,"
             " len_body = ? WHERE rowid = ?",
             (doc.path, doc.scope, doc.version, *lengths, rowid),
         )
-        conn.execute("UPDATE fts SET title = ?, body = ? WHERE rowid = ?", (title, body, rowid))
-        return Change(rowid, old, (doc.title, doc.body)), int(length)
+        conn.execute(
+            "UPDATE fts SET title = ?, body = ? WHERE rowid = ?", (doc.title, doc.body, rowid)
+        )
+        return Change(rowid, old, (doc.title, doc.body))
 
-    def _stored_tokens(self, rowid: int) -> tuple[list[str], list[str]]:
+    def _stored_tokens(self, rowid: int) -> tuple[str, str]:
         row = self._conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (rowid,)).fetchone()
         if row is None:
-            return [], []
-        return str(row[0] or "").split(), str(row[1] or "").split()
+            return "", ""
+        return str(row[0] or ""), str(row[1] or "")
 
     def optimize(self) -> None:
         """Merge FTS5 segments and fold the WAL back (after a large apply)."""
         self._conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+class _Inserts:
+    """New documents collected inside apply's transaction, written by ``executemany``."""
+
+    __slots__ = ("_conn", "_docs", "_fts", "_next")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._docs: list[tuple[int, str, str, str | None, str, int, int]] = []
+        self._fts: list[tuple[int, str, str]] = []
+        self._next = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM docs").fetchone()[0])
+
+    def add(self, doc: NewDocument, lengths: tuple[int, int]) -> int:
+        """Queue ``doc``; its rowid (one past the largest stored or queued)."""
+        self._next += 1
+        self._docs.append((self._next, doc.doc_id, doc.path, doc.scope, doc.version, *lengths))
+        self._fts.append((self._next, doc.title, doc.body))
+        return self._next
+
+    def flush(self) -> None:
+        """Write the queued documents (a no-op when none are queued)."""
+        if not self._docs:
+            return
+        self._conn.executemany(
+            "INSERT INTO docs (rowid, doc_id, path, scope, version, len_title, len_body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self._docs,
+        )
+        self._conn.executemany("INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)", self._fts)
+        self._docs.clear()
+        self._fts.clear()

@@ -12,7 +12,7 @@ data_version`` moves), everything is dropped and reloaded lazily.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from taskctx_fts.store import Change, FtsStore
 
@@ -39,12 +39,17 @@ def weighted(weights: tuple[float, float], title: int, body: int) -> float:
     return weights[0] * title + weights[1] * body
 
 
-def _fields(tokens: tuple[Sequence[str], Sequence[str]] | None) -> dict[str, tuple[int, int]]:
-    """term -> (occurrences in title, occurrences in body)."""
-    if tokens is None:
-        return {}
-    title, body = Counter(tokens[0]), Counter(tokens[1])
-    return {term: (title.get(term, 0), body.get(term, 0)) for term in title.keys() | body.keys()}
+def _terms(fields: tuple[str, str] | None) -> set[str]:
+    """The distinct terms of a document's two space-joined token fields."""
+    if fields is None:
+        return set()
+    return set(fields[0].split()).union(fields[1].split())
+
+
+def _counts(fields: tuple[str, str], terms: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """term -> (occurrences in title, occurrences in body), for ``terms`` only."""
+    title, body = Counter(fields[0].split()), Counter(fields[1].split())
+    return {term: (title.get(term, 0), body.get(term, 0)) for term in terms}
 
 
 class TermCache:
@@ -138,25 +143,32 @@ class TermCache:
             return
         weights = self.weights
         df, postings = self.df, self.postings
+        if not df and not postings:  # nothing cached to keep exact (a cold build)
+            changes = ()
         for change in changes:
-            old, new = _fields(change.old), _fields(change.new)
+            old, new = _terms(change.old), _terms(change.new)
+            if df:
+                for term in old - new:
+                    if term in df:
+                        df[term] -= 1
+                for term in new - old:
+                    if term in df:
+                        df[term] += 1
+            touched = (old | new) & postings.keys()
+            if not touched:
+                continue
+            counts = {} if change.new is None else _counts(change.new, touched & new)
             rowid, bit = change.rowid, 1 << change.rowid
-            for term in old.keys() - new.keys():
-                if term in df:
-                    df[term] -= 1
-            for term in new.keys() - old.keys():
-                if term in df:
-                    df[term] += 1
-            for term in (old.keys() | new.keys()) & postings.keys():
+            for term in touched:
                 entry = postings[term]
-                counts = new.get(term)
-                if counts is None:
+                found = counts.get(term)
+                if found is None:
                     if entry.freq.pop(rowid, None) is not None:
                         self.entries -= 1
                     entry.bits &= ~bit
                 else:
                     if rowid not in entry.freq:
                         self.entries += 1
-                    entry.freq[rowid] = weighted(weights, *counts)
+                    entry.freq[rowid] = weighted(weights, *found)
                     entry.bits |= bit
         self.documents, self.tokens = self.store.totals()

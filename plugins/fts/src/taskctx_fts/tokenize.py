@@ -14,6 +14,9 @@ Documents additionally index every CJK character on its own (``document_tokens``
 one-character query (``猫``) finds the documents holding it; longer CJK queries use
 bigrams only. Every token is one ``unicode61`` token: letters and digits only, never a
 separator, already case-folded.
+
+Indexing uses ``document_text``: the same tokens already joined by spaces (what FTS5
+stores), built from a word -> joined-tokens cache with no per-token Python work.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import importlib
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from itertools import chain
+from operator import itemgetter
+from typing import TypeVar
 
 from taskctx_fts._unicode61 import alnum_separators
 
@@ -30,6 +36,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "TOKENIZER_VERSION",
     "clear_caches",
+    "document_text",
     "document_tokens",
     "is_cjk",
     "normalize",
@@ -76,19 +83,23 @@ _CJK_RANGES = (
 )
 _CJK_RUN = re.compile(f"([{_CJK_RANGES}]+)")
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
+_ASCII_SPLIT = bytes(code if chr(code).isalnum() and code < 128 else 32 for code in range(256))
+"""bytes.translate table: ASCII letters and digits kept, every other byte a space."""
 _WORD = re.compile(r"[^\W_" + re.escape(alnum_separators()) + r"]+")
-_COMBINING_MARKS = dict.fromkeys(
-    (
-        *range(0x0300, 0x0370),  # combining diacritical marks
-        *range(0x1AB0, 0x1B00),  # ... extended
-        *range(0x1DC0, 0x1E00),  # ... supplement
-        *range(0x20D0, 0x2100),  # ... for symbols
-        *range(0xFE20, 0xFE30),  # combining half marks
-    )
+_COMBINING_MARKS = re.compile(
+    "["
+    "\u0300-\u036f"  # combining diacritical marks
+    "\u1ab0-\u1aff"  # ... extended
+    "\u1dc0-\u1dff"  # ... supplement
+    "\u20d0-\u20ff"  # ... for symbols
+    "\ufe20-\ufe2f"  # combining half marks
+    "]+"
 )
 _CACHE_LIMIT = 500_000
-_STEMMER = importlib.import_module("Stemmer").Stemmer("english")  # PyStemmer ships no types
+_T = TypeVar("_T")
+# PyStemmer ships no types. Its own word cache is off (maxCacheSize 0): ours sits in front,
+# and PyStemmer's costs more per word than stemming does.
+_STEMMER = importlib.import_module("Stemmer").Stemmer("english", 0)
 _stem_word: Callable[[str], str] = _STEMMER.stemWord
 
 
@@ -103,15 +114,22 @@ def normalize(text: str) -> str:
         return text.lower()
     folded = unicodedata.normalize("NFKC", text).casefold()
     decomposed = unicodedata.normalize("NFD", folded)
-    stripped = decomposed.translate(_COMBINING_MARKS)
+    stripped = _COMBINING_MARKS.sub("", decomposed)
     return unicodedata.normalize("NFC", stripped)
+
+
+def _ascii_words(text: str) -> list[str]:
+    """Runs of ASCII letters and digits, lower-cased (``text`` must be ASCII)."""
+    return text.encode("ascii").translate(_ASCII_SPLIT).decode("ascii").lower().split()
 
 
 def words(text: str) -> list[str]:
     """The normalised words of ``text``: maximal runs of letters and digits."""
+    if text.isascii():
+        return _ascii_words(text)
     normal = normalize(text)
     if normal.isascii():
-        return _ASCII_WORD.findall(normal)
+        return _ascii_words(normal)
     return _WORD.findall(normal)
 
 
@@ -141,21 +159,36 @@ def _split(word: str, unigrams: bool) -> tuple[str, ...]:
 
 
 _QUERY_CACHE: dict[str, tuple[str, ...]] = {}
-_DOCUMENT_CACHE: dict[str, tuple[str, ...]] = {}
+_DOCUMENT_CACHE: dict[str, str] = {}
+"""word -> its document tokens joined by spaces ("" for a dropped word)."""
 
 
-def _tokens(text: str, cache: dict[str, tuple[str, ...]], unigrams: bool) -> list[str]:
-    get = cache.get
-    out: list[str] = []
-    extend = out.extend
-    for word in words(text):
-        tokens = get(word)
-        if tokens is None:
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            tokens = cache[word] = _split(word, unigrams)
-        extend(tokens)
-    return out
+def _cached(cache: dict[str, _T], ws: list[str], make: Callable[[str], _T]) -> Sequence[_T]:
+    """The cached value of each of ``ws``, in order; misses are made and cached first."""
+    lookup = itemgetter(*ws) if len(ws) > 1 else None
+    if lookup is not None:
+        try:  # one C call for every lookup when all words are cached (the usual case)
+            return lookup(cache)  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+    missing = set(ws).difference(cache)
+    if len(cache) + len(missing) > _CACHE_LIMIT:
+        cache.clear()
+    cache.update((word, make(word)) for word in missing)
+    try:
+        if lookup is None:
+            return [cache[word] for word in ws]
+        return lookup(cache)  # type: ignore[no-any-return]
+    except KeyError:  # the cache was cleared meanwhile (it filled up, or another thread)
+        return [make(word) for word in ws]
+
+
+def _query_tokens(word: str) -> tuple[str, ...]:
+    return _split(word, False)
+
+
+def _document_text(word: str) -> str:
+    return " ".join(_split(word, True))
 
 
 def clear_caches() -> None:
@@ -174,9 +207,18 @@ def searchable(tokens: Sequence[str]) -> bool:
 
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` in order (used for queries, and as the base for documents)."""
-    return _tokens(text, _QUERY_CACHE, False)
+    ws = words(text)
+    found = _cached(_QUERY_CACHE, ws, _query_tokens)
+    return list(chain.from_iterable(found))
+
+
+def document_text(text: str) -> str:
+    """``document_tokens(text)`` joined by single spaces: what the index stores."""
+    ws = words(text)
+    found = _cached(_DOCUMENT_CACHE, ws, _document_text)
+    return " ".join(filter(None, found))
 
 
 def document_tokens(text: str) -> list[str]:
     """``tokenize(text)`` plus every CJK character as a unigram (so one-character queries hit)."""
-    return _tokens(text, _DOCUMENT_CACHE, True)
+    return document_text(text).split()
