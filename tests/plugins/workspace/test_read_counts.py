@@ -98,9 +98,9 @@ def test_a_warm_read_after_a_change_reads_the_changed_file_twice_at_most(
     reader = ctx.reader("agent", budget=ContextBudget(max_chars=6_000, max_blocks=12))
     reader.read(ContextReadIntent(query="retry upload keepalive"))
     counts.clear()
-    (tmp_path / "ws" / "short0.txt").write_text("short note retry upload\n", encoding="utf-8")
+    (tmp_path / "ws" / "short0.txt").write_text("zebra quokka\n", encoding="utf-8")
     package = ctx.reader("agent", budget=ContextBudget(max_chars=6_000, max_blocks=12)).read(
-        ContextReadIntent(query="short note changed")
+        ContextReadIntent(query="zebra quokka")
     )
     assert any(block.ref.path == "short0.txt" for block in package.blocks)
     assert counts["read:short0.txt"] <= 2, counts

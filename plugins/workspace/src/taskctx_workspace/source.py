@@ -348,20 +348,13 @@ class WorkspaceSource:
         all the refs into it, whole or scoped."""
 
         def read_all() -> list[ExactRead | Exception]:
-            loaded: dict[str, _Loaded | Exception] = {}
+            loaded: dict[str, _Loaded] = {}
             answers: list[ExactRead | Exception] = []
             for ref in refs:
                 try:
-                    found = loaded.get(ref.path)
-                    if found is None:
-                        try:
-                            found = self._load(ref.path)
-                        except NotFoundError as missing:
-                            found = missing
-                        loaded[ref.path] = found
-                    if isinstance(found, Exception):
-                        raise found
-                    answers.append(self._serve(found, ref, limit))
+                    if ref.path not in loaded:
+                        loaded[ref.path] = self._load(ref.path)
+                    answers.append(self._serve(loaded[ref.path], ref, limit))
                 except Exception as exc:  # one ref's failure is its answer
                     answers.append(exc)
             return answers
