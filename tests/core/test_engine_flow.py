@@ -33,7 +33,7 @@ from taskctx.candidates import Candidate, direct_candidate
 from taskctx.model import OmissionReason
 from taskctx.page import Page
 from taskctx.paging import next_position
-from taskctx.readback import Readback, ReadScope
+from taskctx.readback import Readback, ReadReuse, ReadScope
 from taskctx.testing import MemorySource
 
 KERNEL = Path(taskctx.__file__).parent
@@ -128,8 +128,10 @@ def test_readback_holds_a_read_scope_not_the_task_context(ctx: TaskContext) -> N
     host and a descriptor lookup; nothing in it is the TaskContext."""
     ctx.attach(MemorySource({"a.txt": "alpha"}), binding_id="mem")
     scope = ctx.read_scope()
-    readback = Readback(scope)
-    assert [f.name for f in attrs.fields(Readback)] == ["scope"]
+    readback = Readback(scope, ReadReuse())
+    # the reuse holds reads a page's sync made, never the context
+    assert [f.name for f in attrs.fields(Readback)] == ["scope", "reuse"]
+    assert [f.name for f in attrs.fields(ReadReuse)] == ["max_chars", "chars", "reads"]
     assert all(getattr(scope, f.name) is not ctx for f in attrs.fields(ReadScope))
     assert isinstance(scope.entries, MappingProxyType)
     assert isinstance(scope.bindings, MappingProxyType)

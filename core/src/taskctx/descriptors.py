@@ -140,15 +140,26 @@ class ExactRead(FrozenModel):
 
     @classmethod
     def from_text(
-        cls, path: str, text: str, limit: int | None, *, scope: str | None = None, **fields: Any
+        cls,
+        path: str,
+        text: str,
+        limit: int | None,
+        *,
+        scope: str | None = None,
+        digest: str | None = None,
+        **fields: Any,
     ) -> ExactRead:
-        """A read of ``text`` cut at ``limit`` characters, with the digest of all of it."""
+        """A read of ``text`` cut at ``limit`` characters, with the digest of all of it.
+
+        ``digest`` is that digest when the caller already made it (the sha256 of bytes
+        that are exactly ``text`` in UTF-8), so one read hashes its bytes once.
+        """
         cut = text if limit is None else text[:limit]
         return cls(
             path=path,
             scope=scope,
             text=cut,
-            digest=sha256_digest(text),
+            digest=digest if digest is not None else sha256_digest(text),
             chars_total=len(text),
             complete=len(cut) == len(text),
             **fields,

@@ -48,6 +48,7 @@ __all__ = [
     "Selector",
     "SourceFactory",
     "SupportsChanges",
+    "SupportsReadMany",
     "SupportsRebuild",
     "missing_members",
     "protocol_members",
@@ -108,6 +109,26 @@ class SupportsChanges(Protocol):
 
     async def async_changes(self, since: str) -> ChangeSet | None:
         """Descriptors changed since ``since``, or None when the source cannot tell."""
+        ...
+
+
+@runtime_checkable
+class SupportsReadMany(Protocol):
+    """Optional: a source that reads many refs in one call (one query, one file read).
+
+    ``async_read_exact_many(refs, limit)`` returns one entry per ref, in the order given:
+    what the source's own read of that ref returns (``async_read_scoped`` for a scoped
+    ref when the source has it, else ``async_read_exact``), or the exception that read
+    would raise (``NotFoundError``, ``StaleReaderError``...), never raising it for one
+    ref. Every rule of a single read holds for each entry: the pin in ``ref.version``,
+    ``content_version``, ``limit``. The kernel reads one by one from sources without it;
+    the conformance kit checks that both ways give the same answers.
+    """
+
+    async def async_read_exact_many(
+        self, refs: Sequence[ContextRef], limit: int | None = None
+    ) -> Sequence[ExactRead | Exception]:
+        """One read (or the exception it raises) per ref, in the order of ``refs``."""
         ...
 
 

@@ -13,7 +13,7 @@ the TaskContext: a read goes down to the source and returns, it never calls back
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import attrs
@@ -34,14 +34,22 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
-from taskctx.protocols import ContextSource, ScopedRead, scope_kind
+from taskctx.protocols import ContextSource, ScopedRead, SupportsReadMany, scope_kind
 from taskctx.sections import parse_line_scope, slice_lines
 
 if TYPE_CHECKING:
     from taskctx.entries import DirectEntry, SourceBinding
-    from taskctx.index import TextLoader
 
-__all__ = ["DescriptorLookup", "ReadScope", "Readback", "ScopedReaders", "dispatch_read"]
+__all__ = [
+    "DescriptorLookup",
+    "ReadReuse",
+    "ReadScope",
+    "Readback",
+    "ScopedReaders",
+    "TextLoading",
+    "dispatch_read",
+    "dispatch_read_many",
+]
 
 
 class ScopedReaders(Protocol):
@@ -99,15 +107,106 @@ async def dispatch_read(
     return await source.async_read_exact(ref, limit), _served(source, "async_read_exact")
 
 
+def _batched(source: ContextSource, ref: ContextRef) -> bool:
+    """Whether ``dispatch_read`` sends ``ref`` to the source itself (a whole item, or a
+    scope the source reads itself), so the source's batched read may serve it."""
+    return ref.scope is None or getattr(source, "async_read_scoped", None) is not None
+
+
+async def dispatch_read_many(
+    source: ContextSource,
+    refs: Sequence[tuple[ContextRef, str | None]],
+    limit: int | None,
+    host: ScopedReaders,
+) -> list[tuple[ExactRead | Exception, str]]:
+    """:func:`dispatch_read` of many ``(ref, media_type)`` pairs, each answer in order: a
+    read (or the exception it raised) and who served it.
+
+    A source with ``async_read_exact_many`` (:class:`~taskctx.protocols.SupportsReadMany`)
+    serves every ref it would serve one by one in one call; the others (scopes a
+    registered ScopedRead serves) and sources without it are dispatched one by one.
+    """
+    answers: list[tuple[ExactRead | Exception, str] | None] = [None] * len(refs)
+    batch = [i for i, (ref, _) in enumerate(refs) if _batched(source, ref)]
+    if batch and isinstance(source, SupportsReadMany):
+        reads = await source.async_read_exact_many([refs[i][0] for i in batch], limit)
+        if len(reads) != len(batch):
+            raise RuntimeError(
+                f"source {source.kind!r} answered {len(reads)} reads for {len(batch)} refs "
+                "in async_read_exact_many"
+            )
+        served_by = _served(source, "async_read_exact_many")
+        for i, read in zip(batch, reads, strict=True):
+            answers[i] = (read, served_by)
+    for i, (ref, media_type) in enumerate(refs):
+        if answers[i] is not None:
+            continue
+        try:
+            answers[i] = await dispatch_read(source, ref, media_type, limit, host)
+        except Exception as exc:  # one ref's failure is its answer, as in a batch
+            answers[i] = (exc, _served(source, "async_read_exact"))
+    return [answer for answer in answers if answer is not None]
+
+
 def _served(source: ContextSource, method: str) -> str:
     return f"source {source.kind!r} ({method})"
 
 
+ReuseKey = tuple[str, str, "str | None", str]
+
+
+@attrs.define(slots=True)
+class ReadReuse:
+    """The whole texts an index sync read during one page read, kept for its delivery.
+
+    A read kept here reported the pinned content version of its candidate, so delivering
+    it (cut at the limit asked) proves the snapshot as a new read of that version would;
+    it saves reading and hashing the item again. At most ``max_chars`` characters are
+    kept (what a read holds stays bounded however large the sync); the rest is read again.
+    """
+
+    max_chars: int = 4_000_000
+    chars: int = 0
+    reads: dict[ReuseKey, ExactRead] = attrs.field(factory=dict)
+
+    @staticmethod
+    def _key(candidate: Candidate) -> ReuseKey | None:
+        version = candidate.content_version
+        if version is None:
+            return None
+        return (candidate.ref.binding, candidate.ref.path, candidate.ref.scope, version)
+
+    def keep(self, candidate: Candidate, read: ExactRead) -> None:
+        """Keep a whole text read of ``candidate`` at its pinned version, while room lasts."""
+        key = self._key(candidate)
+        if key is None or read.content_version != key[3] or read.text is None:
+            return
+        if not read.complete or self.chars + len(read.text) > self.max_chars:
+            return
+        self.reads[key] = read
+        self.chars += len(read.text)
+
+    def take(self, candidate: Candidate, limit: int | None) -> ExactRead | None:
+        """The kept read of ``candidate`` cut at ``limit`` (as a source cuts it), or None."""
+        key = self._key(candidate)
+        read = self.reads.get(key) if key is not None else None
+        if read is None or read.text is None:
+            return None
+        if limit is not None and len(read.text) > limit:
+            return read.model_copy(update={"text": read.text[:limit], "complete": False})
+        return read
+
+
 @attrs.define(slots=True, frozen=True)
 class Readback:
-    """Reads the candidates of one task, within its :class:`ReadScope`."""
+    """Reads the candidates of one task, within its :class:`ReadScope`.
+
+    With ``reuse``, the texts its text loader reads for indexing are kept (bounded) and
+    delivered from there instead of being read again within the same page read.
+    """
 
     scope: ReadScope
+    reuse: ReadReuse | None = None
 
     def is_text(self, candidate: Candidate) -> bool:
         """Whether a candidate's text may be indexed: text media (reference-only text
@@ -120,7 +219,11 @@ class Readback:
     async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:
         """Bounded exact content of a candidate (direct, scoped or whole), proven to come
         from the pinned content version: a read of other bytes raises StaleReaderError."""
-        read, served_by = await self._route(candidate, limit)
+        kept = self.reuse.take(candidate, limit) if self.reuse is not None else None
+        if kept is not None:
+            read, served_by = kept, "the read made for indexing"
+        else:
+            read, served_by = await self._route(candidate, limit)
         if (
             candidate.content_version is not None
             and read.content_version != candidate.content_version
@@ -143,16 +246,69 @@ class Readback:
         ref = candidate.ref
         if ref.binding == DIRECT_BINDING:
             return self.read_direct(ref, limit), "the direct entry"
+        binding = self._binding(ref)
+        read, served_by = await dispatch_read(
+            binding.source, self._pinned(candidate), candidate.media_type, limit, self.scope.host
+        )
+        return self._checked(candidate, read, served_by, limit), served_by
+
+    async def read_many_reporting_version(
+        self, candidates: Sequence[Candidate], limit: int | None
+    ) -> list[ExactRead | Exception]:
+        """:meth:`read_reporting_version` of many candidates of one binding, in order, each
+        a read or the exception its read raised; a source offering ``async_read_exact_many``
+        is read once for the lot (:func:`dispatch_read_many`)."""
+        if not candidates:
+            return []
+        refs = [candidate.ref for candidate in candidates]
+        if any(ref.binding != refs[0].binding for ref in refs):
+            raise ValueError("read_many_reporting_version reads candidates of one binding")
+        if refs[0].binding == DIRECT_BINDING:
+            return [await self._answer(candidate, limit) for candidate in candidates]
+        binding = self._binding(refs[0])
+        pairs = [(self._pinned(c), c.media_type) for c in candidates]
+        answers = await dispatch_read_many(binding.source, pairs, limit, self.scope.host)
+        results: list[ExactRead | Exception] = []
+        for candidate, (read, served_by) in zip(candidates, answers, strict=True):
+            if isinstance(read, Exception):
+                results.append(read)
+                continue
+            try:
+                checked = self._checked(candidate, read, served_by, limit)
+            except Exception as exc:
+                results.append(exc)
+                continue
+            if self.reuse is not None and limit is None:
+                self.reuse.keep(candidate, checked)
+            results.append(checked)
+        return results
+
+    async def _answer(self, candidate: Candidate, limit: int | None) -> ExactRead | Exception:
+        try:
+            return await self.read_reporting_version(candidate, limit)
+        except Exception as exc:
+            return exc
+
+    def _binding(self, ref: ContextRef) -> SourceBinding:
         binding = self.scope.bindings.get(ref.binding)
         if binding is None:
             raise NotFoundError(
                 f"{ref} names no attached binding {ref.binding!r} in task {self.scope.task_id!r}"
             )
+        return binding
+
+    @staticmethod
+    def _pinned(candidate: Candidate) -> ContextRef:
         # the pinned version goes down so a source can refuse other bytes before slicing
-        pinned = ref.model_copy(update={"version": candidate.content_version})
-        read, served_by = await dispatch_read(
-            binding.source, pinned, candidate.media_type, limit, self.scope.host
-        )
+        return candidate.ref.model_copy(update={"version": candidate.content_version})
+
+    @staticmethod
+    def _checked(
+        candidate: Candidate, read: ExactRead, served_by: str, limit: int | None
+    ) -> ExactRead:
+        """``read`` checked against the candidate: its scope, a reported content version
+        when one is pinned, and the limit (a longer text is cut)."""
+        ref = candidate.ref
         if ref.scope is not None and read.scope != ref.scope:
             raise UnsupportedScopeError(
                 f"nothing serves scope {ref.scope!r} of {ref.with_scope(None)}: no scoped reader "
@@ -168,7 +324,7 @@ class Readback:
             )
         if limit is not None and read.text is not None and len(read.text) > limit:
             read = read.model_copy(update={"text": read.text[:limit], "complete": False})
-        return read, served_by
+        return read
 
     def read_direct(self, ref: ContextRef, limit: int | None) -> ExactRead:
         """A direct entry, whole or by line scope."""
@@ -231,15 +387,41 @@ class Readback:
         found = candidate_of(binding, descriptor, None, required=True, explicit=True)
         return attrs.evolve(found, ref=ref.unversioned(), chars=None)
 
-    def text_loader(self, binding: SourceBinding) -> TextLoader:
-        """Reads a descriptor's whole text for a provider that indexes text (None if not
-        text), with the content version of the bytes it came from."""
+    def text_loader(self, binding: SourceBinding) -> TextLoading:
+        """Reads descriptors' whole text for a provider that indexes text (None if not
+        text), with the content version of the bytes it came from; one by one or many at
+        once (one batched source read)."""
+        return TextLoading(self, binding)
 
-        async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
-            candidate = candidate_of(binding, descriptor, None)
-            if not self.is_text(candidate):
-                return None
-            # the index compares the version read with the descriptor's before storing
-            return await self.read_reporting_version(candidate, None)
 
-        return load_text
+@attrs.define(slots=True, frozen=True)
+class TextLoading:
+    """The text loader of one binding: ``await loader(descriptor)`` reads one descriptor,
+    ``await loader.many(descriptors)`` many in one batched read (each answer a read, None
+    for what is not text, or the exception its read raised). The index compares the
+    version each read reports with the descriptor's before storing its text."""
+
+    readback: Readback
+    binding: SourceBinding
+
+    async def __call__(self, descriptor: SourceDescriptor) -> ExactRead | None:
+        """The descriptor's whole text (None: not text)."""
+        candidate = candidate_of(self.binding, descriptor, None)
+        if not self.readback.is_text(candidate):
+            return None
+        return await self.readback.read_reporting_version(candidate, None)
+
+    async def many(
+        self, descriptors: Sequence[SourceDescriptor]
+    ) -> list[ExactRead | Exception | None]:
+        """The whole text of each descriptor, in order (None: not text; an exception: what
+        its read raised)."""
+        candidates = [candidate_of(self.binding, d, None) for d in descriptors]
+        texts = [i for i, c in enumerate(candidates) if self.readback.is_text(c)]
+        reads = await self.readback.read_many_reporting_version(
+            [candidates[i] for i in texts], None
+        )
+        answers: list[ExactRead | Exception | None] = [None] * len(descriptors)
+        for i, read in zip(texts, reads, strict=True):
+            answers[i] = read
+        return answers

@@ -55,7 +55,7 @@ from taskctx.model import (
 )
 from taskctx.page import Page
 from taskctx.paging import Continuation, ResultCursors, next_position
-from taskctx.readback import Readback
+from taskctx.readback import Readback, ReadReuse
 from taskctx.selection import select_and_add
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ class ContextReader:
     # -- one page ------------------------------------------------------------------
 
     async def _scan(
-        self, binding: SourceBinding, request: ScanRequest
+        self, binding: SourceBinding, request: ScanRequest, readback: Readback
     ) -> tuple[BindingScan, Segment | None]:
         skipped = skipped_scan(binding, request)
         if skipped is not None:
@@ -262,11 +262,11 @@ class ContextReader:
         context = self.context
         state = context.partition_state(binding)
         return await scan_binding(
-            binding, request, context.index, state, context.text_loader(binding)
+            binding, request, context.index, state, readback.text_loader(binding)
         )
 
     async def _gather(
-        self, intent: ContextReadIntent, position: int, allow_repin: bool
+        self, intent: ContextReadIntent, position: int, allow_repin: bool, readback: Readback
     ) -> list[tuple[BindingScan, Segment | None]]:
         """Scan every binding; a first page re-pins the sources that moved meanwhile."""
         assert self._snapshot is not None
@@ -278,7 +278,7 @@ class ContextReader:
             limit=position + search_window(self.budget.max_blocks),
         )
         bindings = list(self.context.bindings.values())
-        scans = await asyncio.gather(*(self._scan(b, request) for b in bindings))
+        scans = await asyncio.gather(*(self._scan(b, request, readback) for b in bindings))
         pinned = self._snapshot.sources
         moved = {
             scan.binding_id: scan.revision
@@ -322,8 +322,9 @@ class ContextReader:
         self, intent: ContextReadIntent, position: int, page_no: int, allow_repin: bool
     ) -> ContextPackage:
         context = self.context
-        scans = await self._gather(intent, position, allow_repin)
-        readback = Readback(context.read_scope())
+        # what the index sync reads for this page is delivered without a second read
+        readback = Readback(context.read_scope(), ReadReuse())
+        scans = await self._gather(intent, position, allow_repin, readback)
         entries = list(context.entries.values())
         gathered = page_candidates(entries, scans, intent, readback)
         assembler = PageAssembler(

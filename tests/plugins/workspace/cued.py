@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -55,6 +55,27 @@ class CuedSource(WorkspaceSource):
         finally:
             if number in self.after_scoped:
                 self.after_scoped.pop(number)()
+
+    async def async_read_exact_many(
+        self, refs: Sequence[ContextRef], limit: int | None = None
+    ) -> list[ExactRead | Exception]:
+        """The real batched read (one read of each file for all its parts); the cues of the
+        scoped reads it stands for run before and after it."""
+        numbers = []
+        for ref in refs:
+            if ref.scope is not None:
+                self.scoped_reads += 1
+                numbers.append(self.scoped_reads)
+                self.pins_seen.append(ref.version)
+        for number in numbers:
+            if number in self.before_scoped:
+                self.before_scoped.pop(number)()
+        try:
+            return await super().async_read_exact_many(refs, limit)
+        finally:
+            for number in numbers:
+                if number in self.after_scoped:
+                    self.after_scoped.pop(number)()
 
 
 def content_version(data: bytes) -> str:

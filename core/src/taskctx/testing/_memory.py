@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from taskctx.errors import NotFoundError
 from taskctx.media import classify, classify_bytes, guess_media_type
@@ -151,6 +151,19 @@ class MemorySource:
             content_version=sha256_of(content),
             sections=descriptor.sections,
         )
+
+    async def async_read_exact_many(
+        self, refs: Sequence[ContextRef], limit: int | None = None
+    ) -> list[ExactRead | Exception]:
+        """Each ref read as ``async_read_exact`` reads it: one answer per ref, in order, a
+        read or the exception it raised (``taskctx.SupportsReadMany``)."""
+        answers: list[ExactRead | Exception] = []
+        for ref in refs:
+            try:
+                answers.append(await self.async_read_exact(ref, limit))
+            except Exception as exc:  # one ref's failure is its answer
+                answers.append(exc)
+        return answers
 
     async def async_changes(self, since: str) -> ChangeSet | None:
         """What changed since ``since``, from the journal (None if unknown)."""

@@ -26,6 +26,7 @@ from taskctx.protocols import ContextSource
 from taskctx.readback import dispatch_read
 from taskctx.testing._common import run as _run
 from taskctx.testing._common import sha256_of
+from taskctx.testing._read_many import ReadManyRules
 
 __all__ = ["SourceContract"]
 
@@ -33,7 +34,7 @@ _BINDING = "contract"
 _NO_SUCH_PREFIX = "no/such/prefix-7f3a9c/"
 
 
-class SourceContract:
+class SourceContract(ReadManyRules):
     """The protocol rules every ContextSource keeps. Provide a ``source`` fixture.
 
     The source should hold at least two text items, ideally some in folders and some

@@ -27,6 +27,7 @@ from taskctx_records.budget import (
     MaterializationBudget,
     MemoryProbe,
 )
+from taskctx_records.bulkread import records_at
 from taskctx_records.location import DB_NAME
 from taskctx_records.paging import StorePager
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
@@ -236,6 +237,25 @@ class RecordStore:
         """
         record_id = record_id_of(record_id, "record_id")
         return row_to_record(self._row(record_id, self._pin(at_revision)))
+
+    def get_many(
+        self, wanted: Sequence[tuple[RecordId, int | None]]
+    ) -> list[Record | NotFoundError | ValueError]:
+        """Many ``get(record_id, at_revision=...)`` in one query, in order: each the record
+        or the error that ``get`` raises for it (NotFoundError, ValueError for a revision
+        out of range), never raising it for one."""
+        current = self.revision
+        checked: list[tuple[str, int] | ValueError] = []
+        for record_id, at in wanted:
+            rid = record_id_of(record_id, "record_id")
+            if at is not None and not 0 <= at <= current:
+                checked.append(ValueError(f"revision {at} is not in 0..{current}"))
+            else:
+                checked.append((rid, current if at is None else at))
+        asked = [item for item in checked if not isinstance(item, ValueError)]
+        with self._read() as conn:
+            found = iter(records_at(conn, asked))
+        return [item if isinstance(item, ValueError) else next(found) for item in checked]
 
     def read_bounded(
         self,

@@ -12,8 +12,9 @@ Scoped reads: ``lines:A-B`` of any text, and ``section:<heading>`` of Markdown.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from taskctx.codes import NamespacedCode, ProblemCode
 from taskctx.errors import MediaError, NotFoundError, UnsupportedScopeError
@@ -44,6 +45,15 @@ SECTION_SCOPE = "section:"
 NAMES_NOT_UTF8 = NamespacedCode("repo:names_not_utf8")
 """Coverage reason: tree entries whose names are not UTF-8 are not offered
 (``PinnedRepository.unreadable_names`` counts them)."""
+
+
+class _Blob(NamedTuple):
+    """One read of a pinned blob: its tree entry, bytes, facts and text (None: not text)."""
+
+    entry: TreeEntry
+    data: bytes
+    facts: BlobFacts
+    text: str | None
 
 
 def _suffix(path: str) -> str:
@@ -228,17 +238,28 @@ class RepoSource:
 
     # -- reads ------------------------------------------------------------------------
 
-    def _read(self, ref: ContextRef, limit: int | None) -> ExactRead:
+    def _load(self, path: str) -> _Blob:
+        """One read of the pinned blob at ``path``: its bytes, facts and text."""
         repo = self.repository
-        entry = repo.entry(ref.path)
+        entry = repo.entry(path)
         if entry.is_submodule or entry.is_symlink:
             raise NotFoundError(
-                f"{ref.path} is a {'submodule' if entry.is_submodule else 'symlink'}; not followed"
+                f"{path} is a {'submodule' if entry.is_submodule else 'symlink'}; not followed"
             )
         data = repo.cat.read(entry.oid)[1]
         facts = self._facts([entry])[self._fact_key(entry)]
+        return _Blob(entry, data, facts, self._text(entry, data, facts))
+
+    def _read(
+        self, ref: ContextRef, limit: int | None, blobs: dict[str, _Blob] | None = None
+    ) -> ExactRead:
+        blob = blobs.get(ref.path) if blobs is not None else None
+        if blob is None:
+            blob = self._load(ref.path)
+            if blobs is not None:
+                blobs[ref.path] = blob
+        entry, data, facts, text = blob.entry, blob.data, blob.facts, blob.text
         version = f"git:{entry.oid}"
-        text = self._text(entry, data, facts)
         if text is None and ref.scope is not None:
             raise UnsupportedScopeError(
                 f"{ref.path} is {facts.media_type}, reference only: it has no scope {ref.scope!r}"
@@ -306,3 +327,22 @@ class RepoSource:
     async def async_read_scoped(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
         """A line range, a Markdown heading's section or a document section, re-authorised."""
         return await asyncio.to_thread(self._read, ref, limit)
+
+    async def async_read_exact_many(
+        self, refs: Sequence[ContextRef], limit: int | None = None
+    ) -> list[ExactRead | Exception]:
+        """Each ref read as ``async_read_exact`` (a scoped one as ``async_read_scoped``)
+        reads it, in one thread hop through the one ``cat-file --batch``; every blob is read,
+        decoded or parsed once for all the refs into it."""
+
+        def read_all() -> list[ExactRead | Exception]:
+            blobs: dict[str, _Blob] = {}
+            answers: list[ExactRead | Exception] = []
+            for ref in refs:
+                try:
+                    answers.append(self._read(ref, limit, blobs))
+                except Exception as exc:  # one ref's failure is its answer
+                    answers.append(exc)
+            return answers
+
+        return await asyncio.to_thread(read_all)

@@ -9,15 +9,16 @@ deliver the part that matters instead of a whole file or nothing.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import hashlib
 import marshal
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from taskctx.codes import ProblemCode
-from taskctx.digests import sha256_digest, sha256_hex
+from taskctx.digests import SHA256_PREFIX, sha256_digest, sha256_hex
 from taskctx.errors import MediaError, NotFoundError, StaleReaderError, UnsupportedScopeError
 from taskctx.media import MediaClass, MediaDecision, decode_text, handler_missing
 from taskctx.model import (
@@ -83,6 +84,25 @@ class _FileView:
 
     stamp: Stamp
     descriptors: tuple[SourceDescriptor, ...]
+
+
+@attrs.define(slots=True)
+class _Loaded:
+    """One read of one file: its bytes, their sha256 content version, media, and the
+    decoded text and parse of exactly those bytes (made once, when first needed)."""
+
+    path: str
+    data: bytes
+    version: str
+    decision: MediaDecision
+    parsed: ParsedDocument | None = None
+    _text: str | None = None
+
+    def text(self) -> str:
+        """The bytes decoded as text (raises MediaError for invalid text)."""
+        if self._text is None:
+            self._text = decode_text(self.data)
+        return self._text
 
 
 @attrs.define(slots=True)
@@ -194,7 +214,7 @@ class WorkspaceSource:
             return
         if decision.media_class is MediaClass.DOCUMENT:
             try:
-                parsed = self._parse(path, data, decision)
+                parsed = self._parse(path, data, decision, version)
             except MediaError as exc:
                 problem = Problem(code=exc.code, message=str(exc))
                 yield SourceDescriptor(
@@ -311,50 +331,89 @@ class WorkspaceSource:
         """
         if ref.scope is not None:
             return await self.async_read_scoped(ref, limit)
-        return await asyncio.to_thread(self._read_whole, ref.path, limit, ref.version)
+        return await asyncio.to_thread(self._read_one, ref, limit)
 
     async def async_read_scoped(self, ref: ContextRef, limit: int | None) -> ExactRead:
         """A line range of a text file, or a page/sheet/slide/section of a document, sliced
         from one read of the file's bytes whose sha256 is the ``content_version``."""
         if ref.scope is None:
             return await self.async_read_exact(ref, limit)
-        return await asyncio.to_thread(self._read_scope, ref.path, ref.scope, limit, ref.version)
+        return await asyncio.to_thread(self._read_one, ref, limit)
 
-    def _pinned_bytes(self, path: str, pinned: str | None) -> tuple[bytes, str]:
-        """One read of the file and the content version of exactly those bytes; refused when
-        the reader pinned another version (the file changed since the snapshot)."""
+    async def async_read_exact_many(
+        self, refs: Sequence[ContextRef], limit: int | None = None
+    ) -> list[ExactRead | Exception]:
+        """Each ref read as ``async_read_exact`` reads it (a scoped one as
+        ``async_read_scoped``), in one thread hop; every file is read and hashed once for
+        all the refs into it, whole or scoped."""
+
+        def read_all() -> list[ExactRead | Exception]:
+            loaded: dict[str, _Loaded] = {}
+            answers: list[ExactRead | Exception] = []
+            for ref in refs:
+                try:
+                    if ref.path not in loaded:
+                        loaded[ref.path] = self._load(ref.path)
+                    answers.append(self._serve(loaded[ref.path], ref, limit))
+                except Exception as exc:  # one ref's failure is its answer
+                    answers.append(exc)
+            return answers
+
+        return await asyncio.to_thread(read_all)
+
+    def _read_one(self, ref: ContextRef, limit: int | None) -> ExactRead:
+        return self._serve(self._load(ref.path), ref, limit)
+
+    def _load(self, path: str) -> _Loaded:
+        """One read of the file and the content version of exactly those bytes."""
         data = self._bytes(path)
-        version = sha256_digest(data)
-        if pinned is not None and version != pinned:
-            raise StaleReaderError(
-                f"{path} changed since the snapshot: its bytes are {version}, the reader "
-                f"pinned {pinned}"
-            )
-        return data, version
+        return _Loaded(path, data, sha256_digest(data), self.workspace.media(path, data))
 
-    def _parse(self, path: str, data: bytes, decision: MediaDecision) -> ParsedDocument:
-        """The parse of exactly ``data`` (cached by its digest), never of a later read of the
-        file: ``workspace.parsed(path)`` reads the file again, which may hold other bytes."""
+    def _serve(self, loaded: _Loaded, ref: ContextRef, limit: int | None) -> ExactRead:
+        """``ref`` (whole or scoped) from one read of its file; refused when the reader
+        pinned another version (the file changed since the snapshot)."""
+        if ref.version is not None and loaded.version != ref.version:
+            raise StaleReaderError(
+                f"{ref.path} changed since the snapshot: its bytes are {loaded.version}, the "
+                f"reader pinned {ref.version}"
+            )
+        if ref.scope is None:
+            return self._read_whole(loaded, limit)
+        return self._read_scope(loaded, ref.scope, limit)
+
+    def _parse(
+        self, path: str, data: bytes, decision: MediaDecision, version: str | None = None
+    ) -> ParsedDocument:
+        """The parse of exactly ``data`` (cached by its digest; ``version`` is its
+        ``sha256:`` digest when already made), never of a later read of the file:
+        ``workspace.parsed(path)`` reads the file again, which may hold other bytes."""
         handler = self.workspace.file_io_handler_for(path, decision.media_type)
         if handler is None:
             problem = handler_missing(path, decision.media_type)
             raise MediaError(problem.message, code=problem.code)
-        digest = sha256_hex(data)
+        digest = version.removeprefix(SHA256_PREFIX) if version else sha256_hex(data)
         return self.workspace._parses().parsed(digest, handler, path, lambda: data)
 
-    def _read_whole(self, path: str, limit: int | None, pinned: str | None) -> ExactRead:
-        data, version = self._pinned_bytes(path, pinned)
-        decision = self.workspace.media(path, data)
+    def _parsed(self, loaded: _Loaded) -> ParsedDocument:
+        if loaded.parsed is None:
+            loaded.parsed = self._parse(loaded.path, loaded.data, loaded.decision, loaded.version)
+        return loaded.parsed
+
+    def _read_whole(self, loaded: _Loaded, limit: int | None) -> ExactRead:
+        path, version, decision = loaded.path, loaded.version, loaded.decision
         if decision.media_class is MediaClass.TEXT:
+            # strict UTF-8 without a BOM is exactly the text: its digest is the version
+            same = not loaded.data.startswith(codecs.BOM_UTF8)
             return ExactRead.from_text(
                 path,
-                decode_text(data),
+                loaded.text(),
                 limit,
+                digest=version if same else None,
                 media_type=decision.media_type,
                 content_version=version,
             )
         if decision.media_class is MediaClass.DOCUMENT:
-            parsed = self._parse(path, data, decision)
+            parsed = self._parsed(loaded)
             return ExactRead.from_text(
                 path,
                 parsed.text,
@@ -367,20 +426,17 @@ class WorkspaceSource:
         # an image is validated by the kernel (taskctx.images) when it becomes an attachment
         return ExactRead(
             path=path,
-            data=data,
+            data=loaded.data,
             media_type=decision.media_type,
             digest=version,
             representation=Representation.REFERENCE_ONLY,
             content_version=version,
         )
 
-    def _read_scope(
-        self, path: str, scope: str, limit: int | None, pinned: str | None
-    ) -> ExactRead:
-        data, version = self._pinned_bytes(path, pinned)
-        decision = self.workspace.media(path, data)
+    def _read_scope(self, loaded: _Loaded, scope: str, limit: int | None) -> ExactRead:
+        path, version, decision = loaded.path, loaded.version, loaded.decision
         if decision.media_class is MediaClass.DOCUMENT:
-            parsed = self._parse(path, data, decision)
+            parsed = self._parsed(loaded)
             section = _section(parsed, scope)
             if section is not None and section.start is not None and section.end is not None:
                 return ExactRead.from_text(
@@ -394,7 +450,7 @@ class WorkspaceSource:
                 )
             text = parsed.text
         elif decision.media_class is MediaClass.TEXT:
-            text = decode_text(data)
+            text = loaded.text()
         else:
             raise UnsupportedScopeError(f"{path} is {decision.media_type}: no scoped reads")
         try:
