@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
-from taskctx.digests import sha256_hex
 from taskctx.jsonsafe import check_json_depth
 from taskctx_records.values import ContentType
 
-__all__ = ["Encoded", "canonical_json", "decode", "encode"]
+__all__ = ["Encoded", "canonical_json", "decode", "encode", "unchecked_canonical_json"]
+
+# one encoder each, made once: json.dumps with options builds a new JSONEncoder per call
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_CONTENT = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def canonical_json(value: Any, what: str = "JSON value") -> str:
@@ -18,7 +24,13 @@ def canonical_json(value: Any, what: str = "JSON value") -> str:
     TypeError naming ``what`` if ``value`` nests deeper than ``MAX_JSON_DEPTH`` levels.
     """
     check_json_depth(value, what)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
+
+
+def unchecked_canonical_json(value: Any) -> str:
+    """:func:`canonical_json` of a value whose depth the caller has already checked
+    (a part of a checked whole, such as one value of a checked scope)."""
+    return _CANONICAL.encode(value)
 
 
 class Encoded:
@@ -29,7 +41,7 @@ class Encoded:
     def __init__(self, content_type: ContentType, stored: str | bytes, canonical: bytes) -> None:
         self.content_type: ContentType = content_type
         self.stored = stored
-        self.sha256 = sha256_hex(canonical)
+        self.sha256 = hashlib.sha256(canonical).hexdigest()
         self.size = len(canonical)
 
 
@@ -42,9 +54,7 @@ def encode(content: Any) -> Encoded:
         return Encoded("bytes", data, data)
     check_json_depth(content, "record content")
     try:
-        text = json.dumps(
-            content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        text = _CONTENT.encode(content)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"record content must be str, bytes or JSON-compatible: {exc}") from None
     return Encoded("json", text, text.encode("utf-8"))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from taskctx.cursor import CursorSigner, check_ttl
@@ -65,6 +66,41 @@ if TYPE_CHECKING:
 __all__ = ["DB_NAME", "RecordStore"]
 
 STATE_SUBDIR = Path(".taskctx") / "records"
+
+
+class _WriteTransaction:
+    """One ``BEGIN IMMEDIATE`` transaction under the store's lock: COMMIT on success,
+    ROLLBACK on any exception, sqlite3 errors raised as RecordStoreError. A class, not a
+    generator, since every write enters one."""
+
+    __slots__ = ("conn", "lock", "path")
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, path: Path) -> None:
+        self.conn = conn
+        self.lock = lock
+        self.path = path
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        try:
+            with translate_errors(self.path):
+                self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
+        return self.conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            with translate_errors(self.path):
+                self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
+        finally:
+            self.lock.release()
+        if isinstance(exc, sqlite3.Error):
+            with translate_errors(self.path):
+                raise exc
 
 
 class RecordStore:
@@ -146,18 +182,10 @@ class RecordStore:
     def __repr__(self) -> str:
         return f"RecordStore({str(self.root)!r}, mode={self.mode!r})"
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         if self.mode != "read_write":
             raise PolicyError(f"record store {self.path} is read_only: writes are refused")
-        with self._lock, translate_errors(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        return _WriteTransaction(self._conn, self._lock, self.path)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from taskctx.errors import NotFoundError
-from taskctx_records.content import Encoded, canonical_json, encode
+from taskctx_records.content import Encoded, canonical_json, encode, unchecked_canonical_json
 from taskctx_records.query import scope_pairs
 from taskctx_records.schema import OPEN_END
 from taskctx_records.values import RecordRef, record_id_of
@@ -240,16 +240,29 @@ def _version_of(item: PutItem, record_id: str, previous: _Latest | None) -> _Ver
             f"keeps its collection (asked {collection!r})"
         )
     encoded = encode(item.content)
+    scope_json, pairs = _scope_fields(item.scope)
+    meta_json = canonical_json(dict(item.meta), "record meta") if item.meta else "{}"
     return _Version(
         collection,
-        canonical_json(dict(item.scope or {}), "record scope"),
-        canonical_json(dict(item.meta or {}), "record meta"),
+        scope_json,
+        meta_json,
         item.kind,
         item.source,
-        scope_pairs(item.scope),
+        pairs,
         encoded,
         encoded.stored,
     )
+
+
+def _scope_fields(scope: Mapping[str, Any] | None) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A new version's scope as stored JSON and as :func:`scope_pairs` pairs, from one
+    depth check of the whole scope (its values are parts of it, so they are within it)."""
+    if not scope:
+        return "{}", ()
+    whole = dict(scope)
+    text = canonical_json(whole, "record scope")
+    pairs = sorted((str(key), unchecked_canonical_json(value)) for key, value in whole.items())
+    return text, tuple(pairs)
 
 
 def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
