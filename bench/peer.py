@@ -43,6 +43,7 @@ __all__ = [
     "ensure_peer_venv",
     "params_from_args",
     "parse_sizes",
+    "progress_line",
     "ratio",
     "run_from_args",
     "run_peer",
@@ -304,6 +305,16 @@ def _run_side(side: str, python: Path, spec: dict[str, Any], base: Path) -> dict
     return result
 
 
+def progress_line(side: str, kind: str, size: int, round_no: int, run: Mapping[str, Any]) -> str:
+    """One side's figures as soon as its process ends (a long run shows what it measured)."""
+    steps = ", ".join(
+        f"{step} {size / seconds:,.0f}/s" if step == "puts" else f"{step} {_show(seconds, 's')}"
+        for step, seconds in run["times"].items()
+    )
+    rss = run["peak_rss_bytes"] / 2**20
+    return f"{side} {kind} {size:,} (round {round_no}): {steps}; peak RSS {rss:.0f} MiB"
+
+
 def run_peer(params: PeerParams, *, quick: bool = False) -> dict[str, Any]:
     """Install the peer if needed, run both sides on every size and round; the result."""
     python = ensure_peer_venv(params.work, params.version)
@@ -320,8 +331,11 @@ def run_peer(params: PeerParams, *, quick: bool = False) -> dict[str, Any]:
                     with tempfile.TemporaryDirectory(dir=params.work, prefix="run-") as tmp:
                         base = Path(tmp)
                         spec = _prepare(base, size, params, side)[kind]
-                        print(f"   {side} {kind} {size} (round {round_no + 1})", flush=True)
-                        per_side[side][kind].append(_run_side(side, python, spec, base))
+                        done = _run_side(side, python, spec, base)
+                        per_side[side][kind].append(done)
+                        print(
+                            f"   {progress_line(side, kind, size, round_no + 1, done)}", flush=True
+                        )
         runs[str(size)] = per_side
     report = build_report(runs, params.sizes, judged=not quick)
     return {

@@ -191,3 +191,12 @@ def test_summary_prints_the_issue_table() -> None:
     assert "1,000/s vs 17/s" in next(line for line in lines if "one put per record" in line)
     assert "peak RSS at 10,000: taskctx 4 MiB, agently 4 MiB" in lines
     assert not any("CHECKS FAILED" in line for line in lines)
+
+
+def test_progress_line_shows_one_sides_figures() -> None:
+    """Each side's times (puts as records/s) and peak RSS print as its process ends."""
+    run = _run({"puts": 2.0, "first": 1.5, "warm": 0.0125})
+    line = peer.progress_line("agently", "records", 1_000, 1, run)
+    assert line == (
+        "agently records 1,000 (round 1): puts 500/s, first 1.50 s, warm 12.5 ms; peak RSS 3 MiB"
+    )
