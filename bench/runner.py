@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench import peer
 from bench.common import RESULTS_DIR, write_result
 from bench.registry import by_name
 
@@ -38,6 +39,7 @@ def _parser(names: Sequence[str]) -> argparse.ArgumentParser:
         action="store_true",
         help="exit with status 2 when a benchmark misses its targets",
     )
+    peer.add_arguments(parser)
     return parser
 
 
@@ -45,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen benchmarks; 1 on a failed check, 2 on a missed target with --fail-on-miss."""
     benchmarks = by_name()
     args = _parser(list(benchmarks)).parse_args(argv)
+    if args.peer:
+        return peer.run_from_args(args)
     chosen = [benchmarks[name] for name in (args.only or benchmarks)]
     missed: list[str] = []
     broken: list[str] = []
