@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -19,6 +20,8 @@ __all__ = [
     "git_facts",
     "machine_facts",
     "now_iso",
+    "peak_rss_bytes",
+    "result_header",
     "summarize",
     "write_result",
 ]
@@ -101,3 +104,32 @@ def ratio_verdict(ratio: float, limit: float, applies: bool) -> str:
     if not applies:
         verdict = f"{'under' if ratio < limit else 'over'} (quick run: not judged)"
     return f"target < {limit:.0%}: {verdict}"
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size: VmHWM of /proc/self/status (it starts afresh
+    at exec; ru_maxrss keeps the parent's peak across fork and exec), else ru_maxrss."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def result_header(
+    name: str, *, quick: bool, params: Mapping[str, Any], notes: Sequence[str]
+) -> dict[str, Any]:
+    """The fields every result opens with: name, schema, time, sizes, machine, commit, notes."""
+    return {
+        "benchmark": name,
+        "schema_version": 1,
+        "created_utc": now_iso(),
+        "quick": quick,
+        "params": dict(params),
+        "machine": machine_facts(),
+        "git": git_facts(),
+        "notes": list(notes),
+    }

@@ -25,7 +25,7 @@ from typing import Any
 from taskctx_fts import FtsProvider
 from taskctx_fts.tokenize import clear_caches
 
-from bench.common import git_facts, machine_facts, now_iso, summarize
+from bench.common import peak_rss_bytes, result_header, summarize
 from bench.workspace import make_files, write_tree
 from taskctx.protocols import IndexDocument, PartitionKey
 
@@ -77,17 +77,6 @@ NOTES = (
     "/proc/self/clear_refs before each pass where Linux allows it; otherwise ru_maxrss, "
     "the peak since the process started). The corpus held in memory is part of every figure.",
 )
-
-
-def peak_rss_bytes() -> int:
-    """The process's peak resident set size in bytes (VmHWM, else ru_maxrss)."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 def _reset_peak() -> bool:
@@ -201,14 +190,7 @@ def run_index_build(params: IndexBuildParams, *, quick: bool = False) -> dict[st
         "query_finds_documents": all(b["hits"] > 0 for b in builds),
     }
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": asdict(params),
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(NAME, quick=quick, params=asdict(params), notes=NOTES),
         "corpus": {"files": len(paths), "bytes": size},
         "floor": {"mb_per_s": floor_mbps, **summarize(floors)},
         "build": {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import json
-import resource
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any
 
 from taskctx_records import RecordStore
 
+from bench.common import peak_rss_bytes
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 
 __all__ = ["HOST_ALLOW", "main", "run_spec"]
@@ -31,19 +31,6 @@ HOST_ALLOW: dict[str, dict[str, tuple[str, ...]]] = {
     "structural": {"workspace": ("taskctx-workspace",), "records": ("taskctx-records",)},
 }
 """The PluginHost allowlist per index kind and corpus: FTS ranks, or the kernel's order."""
-
-
-def _peak_rss_bytes() -> int:
-    """This process's peak resident set size: VmHWM of /proc/self/status (it starts afresh
-    at exec; ru_maxrss keeps the parent's peak across fork and exec), else ru_maxrss."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 def _facts(package: ContextPackage) -> dict[str, Any]:
@@ -128,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     result = run_spec(spec)
-    result.update({"side": "taskctx", "peak_rss_bytes": _peak_rss_bytes()})
+    result.update({"side": "taskctx", "peak_rss_bytes": peak_rss_bytes()})
     Path(args[1]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 

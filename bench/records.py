@@ -28,7 +28,7 @@ from typing import Any
 
 from taskctx_records import QueryPage, RecordStore
 
-from bench.common import git_facts, machine_facts, now_iso, summarize
+from bench.common import result_header, summarize
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "RecordsParams", "run", "summary_lines"]
@@ -236,14 +236,7 @@ def run_records(params: RecordsParams, *, quick: bool) -> dict[str, Any]:
     if not quick:
         met = put_many_rps >= TARGET_PUT_MANY_RPS and judged_ratio <= TARGET_PAGE_RATIO
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": asdict(params),
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(NAME, quick=quick, params=asdict(params), notes=NOTES),
         "writes": writes,
         "timings": timings,
         "ratios": ratios,

@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from bench import documents, fts, index_build, mcp_server, reader, records, repo, workspace
+from bench import (
+    documents,
+    fts,
+    index_build,
+    mcp_server,
+    reader,
+    records,
+    repo,
+    scale,
+    workspace,
+)
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -20,6 +30,8 @@ class Benchmark:
     description: str
     run: Callable[[bool], dict[str, Any]]
     summary: Callable[[dict[str, Any]], list[str]]
+    in_default_run: bool = True
+    """False for benchmarks that take minutes: only ``--only NAME`` runs them."""
 
     @classmethod
     def of(cls, module: ModuleType) -> Benchmark:
@@ -29,6 +41,7 @@ class Benchmark:
             description=module.DESCRIPTION,
             run=module.run,
             summary=module.summary_lines,
+            in_default_run=getattr(module, "IN_DEFAULT_RUN", True),
         )
 
     def targets_met(self, result: dict[str, Any]) -> bool | None:
@@ -47,7 +60,7 @@ class Benchmark:
 
 BENCHMARKS: tuple[Benchmark, ...] = tuple(
     Benchmark.of(module)
-    for module in (reader, workspace, documents, fts, index_build, records, repo, mcp_server)
+    for module in (reader, workspace, documents, fts, index_build, records, repo, mcp_server, scale)
 )
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench import peer
 from bench.common import RESULTS_DIR, write_result
-from bench.registry import by_name
+from bench.registry import Benchmark, by_name
 
-__all__ = ["main"]
+__all__ = ["main", "selected"]
 
 
 def _parser(names: Sequence[str]) -> argparse.ArgumentParser:
@@ -26,7 +26,10 @@ def _parser(names: Sequence[str]) -> argparse.ArgumentParser:
         action="append",
         choices=list(names),
         metavar="NAME",
-        help=f"run only this benchmark (repeatable); one of: {', '.join(names)}",
+        help=(
+            "run only this benchmark (repeatable; one that takes minutes, like scale, "
+            f"runs only when named); one of: {', '.join(names)}"
+        ),
     )
     parser.add_argument(
         "--out",
@@ -43,13 +46,21 @@ def _parser(names: Sequence[str]) -> argparse.ArgumentParser:
     return parser
 
 
+def selected(benchmarks: Mapping[str, Benchmark], only: Sequence[str] | None) -> list[Benchmark]:
+    """The benchmarks ``--only`` names, else every one in the default run (minutes-long
+    ones, ``in_default_run`` False, run only when named)."""
+    if only:
+        return [benchmarks[name] for name in only]
+    return [benchmark for benchmark in benchmarks.values() if benchmark.in_default_run]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen benchmarks; 1 on a failed check, 2 on a missed target with --fail-on-miss."""
     benchmarks = by_name()
     args = _parser(list(benchmarks)).parse_args(argv)
     if args.peer:
         return peer.run_from_args(args)
-    chosen = [benchmarks[name] for name in (args.only or benchmarks)]
+    chosen = selected(benchmarks, args.only)
     missed: list[str] = []
     broken: list[str] = []
     for benchmark in chosen:
