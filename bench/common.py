@@ -12,7 +12,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taskctx import ContextPackage
 
 __all__ = [
     "REPO_ROOT",
@@ -20,6 +23,7 @@ __all__ = [
     "git_facts",
     "machine_facts",
     "now_iso",
+    "package_facts",
     "peak_rss_bytes",
     "result_header",
     "summarize",
@@ -132,4 +136,16 @@ def result_header(
         "machine": machine_facts(),
         "git": git_facts(),
         "notes": list(notes),
+    }
+
+
+def package_facts(package: ContextPackage, binding: str) -> dict[str, Any]:
+    """What a bench records of a package: blocks, characters used, the items the binding
+    considered and the revision its snapshot pins."""
+    coverage = package.source_coverage.get(binding)
+    return {
+        "blocks": len(package.blocks),
+        "used_chars": package.used_chars,
+        "considered": None if coverage is None else coverage.considered,
+        "revision": package.snapshot.sources.get(binding),
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 from taskctx_records import RecordStore
 
-from bench.common import peak_rss_bytes
+from bench.common import package_facts, peak_rss_bytes
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 
 __all__ = ["HOST_ALLOW", "main", "run_spec"]
@@ -31,14 +31,6 @@ HOST_ALLOW: dict[str, dict[str, tuple[str, ...]]] = {
     "structural": {"workspace": ("taskctx-workspace",), "records": ("taskctx-records",)},
 }
 """The PluginHost allowlist per index kind and corpus: FTS ranks, or the kernel's order."""
-
-
-def _facts(package: ContextPackage) -> dict[str, Any]:
-    return {
-        "blocks": len(package.blocks),
-        "used_chars": package.used_chars,
-        "revision": package.snapshot.sources.get(BINDING),
-    }
 
 
 def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -68,7 +60,7 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
     def step(name: str, read: Callable[[], ContextPackage]) -> None:
         times[name], package = _timed(read)
-        packages[name] = _facts(package)
+        packages[name] = package_facts(package, BINDING)
 
     if spec["kind"] == "workspace":
 

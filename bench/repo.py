@@ -31,6 +31,7 @@ from bench.common import (
     git_facts,
     machine_facts,
     now_iso,
+    package_facts,
     ratio_verdict,
     summarize,
     timing_line,
@@ -218,16 +219,6 @@ def _enumerate(repo: PinnedRepository) -> int:
     return asyncio.run(pages())
 
 
-def _package_facts(package: ContextPackage) -> dict[str, Any]:
-    coverage = package.source_coverage.get(BINDING)
-    return {
-        "blocks": len(package.blocks),
-        "used_chars": package.used_chars,
-        "considered": None if coverage is None else coverage.considered,
-        "revision": package.snapshot.sources.get(BINDING),
-    }
-
-
 def _round(
     host: PluginHost,
     root: Path,
@@ -325,7 +316,7 @@ def _round(
         "counts": counts,
         "checks": checks,
         "index_provider": counts["first_read"]["index_provider"],
-        "packages": {phase: _package_facts(p) for phase, p in packages.items()},
+        "packages": {phase: package_facts(p, BINDING) for phase, p in packages.items()},
     }
 
 

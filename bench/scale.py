@@ -28,7 +28,7 @@ from typing import Any
 from taskctx_records import RecordStore
 
 from bench import records, workspace
-from bench.common import REPO_ROOT, peak_rss_bytes, result_header, summarize
+from bench.common import REPO_ROOT, package_facts, peak_rss_bytes, result_header, summarize
 from bench.peer_taskctx import HOST_ALLOW
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 
@@ -142,16 +142,6 @@ def _records_corpus(params: ScaleParams) -> tuple[Path, dict[str, Any]]:
 # -- one side, in its own process ----------------------------------------------------------
 
 
-def _facts(package: ContextPackage) -> dict[str, Any]:
-    coverage = package.source_coverage.get(BINDING)
-    return {
-        "blocks": len(package.blocks),
-        "used_chars": package.used_chars,
-        "considered": None if coverage is None else coverage.considered,
-        "revision": package.snapshot.sources.get(BINDING),
-    }
-
-
 def read_side(spec: dict[str, Any]) -> dict[str, Any]:
     """First read and ``warm_rounds`` warm reads of one corpus; times, facts, peak RSS."""
     kind = spec["kind"]
@@ -183,13 +173,13 @@ def read_side(spec: dict[str, Any]) -> dict[str, Any]:
     for _ in range(spec["warm_rounds"]):
         seconds, warm_package = timed(warm)
         warm_s.append(seconds)
-        warm_facts.append(_facts(warm_package))
+        warm_facts.append(package_facts(warm_package, BINDING))
     provider = context.index_provider.name
     context.index.close()
     return {
         "first_s": first_s,
         "warm_s": warm_s,
-        "first": _facts(package),
+        "first": package_facts(package, BINDING),
         "warm": warm_facts,
         "index_provider": provider,
         "peak_rss_bytes_after_first": first_rss,
