@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from bench import documents, fts, index_build, mcp_server, reader, records, repo, workspace
+from bench import (
+    documents,
+    fts,
+    index_build,
+    mcp_server,
+    put_floor,
+    reader,
+    records,
+    repo,
+    workspace,
+)
 
 __all__ = ["BENCHMARKS", "Benchmark", "by_name"]
 
@@ -47,7 +57,17 @@ class Benchmark:
 
 BENCHMARKS: tuple[Benchmark, ...] = tuple(
     Benchmark.of(module)
-    for module in (reader, workspace, documents, fts, index_build, records, repo, mcp_server)
+    for module in (
+        reader,
+        workspace,
+        documents,
+        fts,
+        index_build,
+        records,
+        put_floor,
+        repo,
+        mcp_server,
+    )
 )
 
 
