@@ -12,6 +12,7 @@ from bench import (
     fts,
     index_build,
     mcp_server,
+    put_floor,
     reader,
     records,
     repo,
@@ -60,7 +61,18 @@ class Benchmark:
 
 BENCHMARKS: tuple[Benchmark, ...] = tuple(
     Benchmark.of(module)
-    for module in (reader, workspace, documents, fts, index_build, records, repo, mcp_server, scale)
+    for module in (
+        reader,
+        workspace,
+        documents,
+        fts,
+        index_build,
+        records,
+        put_floor,
+        repo,
+        mcp_server,
+        scale,
+    )
 )
 
 

@@ -147,6 +147,30 @@ def test_a_refused_put_writes_nothing(
     assert store.put("after", collection="c").revision == before[0] + 1
 
 
+NEW_RECORD_REFUSALS = [case for case in REFUSED if "record_id" not in case[1]]
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "error", "message"),
+    NEW_RECORD_REFUSALS,
+    ids=[r[0] for r in NEW_RECORD_REFUSALS],
+)
+def test_a_new_record_is_encoded_before_the_write_lock(
+    tmp_path: Path, case: str, change: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A put of a new record validates and encodes everything before BEGIN IMMEDIATE: bad
+    input is refused without taking the write lock other writers wait on."""
+    store = RecordStore(tmp_path)
+    arguments: dict[str, Any] = {"content": "x", "collection": "c", "scope": {"k": "v"}}
+    arguments.update(change)
+    content = arguments.pop("content")
+    seen = _statements(store)
+    with pytest.raises(error, match=message):
+        store.put(content, **arguments)
+    store._conn.set_trace_callback(None)
+    assert seen == []
+
+
 def test_a_failed_delete_writes_nothing(tmp_path: Path) -> None:
     """A delete of an absent record raises NotFoundError and takes no revision."""
     store = RecordStore(tmp_path)

@@ -3,7 +3,8 @@
 The schema version is ``PRAGMA user_version``. Each migration is a list of SQL statements
 applied in one ``BEGIN IMMEDIATE`` transaction, so concurrent first opens agree and a failed
 upgrade leaves the file as it was. Version 1 holds records and their scope keys; version 2
-adds links, checkpoints, snapshots and events.
+adds links, checkpoints, snapshots and events; version 3 re-keys records by revision and
+clusters scope keys (fewer B-trees per write). A new file gets :data:`NEW_PAGE_SIZE` pages.
 
 Records are append-only: every write inserts a new version row (a tombstone for a delete)
 with the next store ``revision``. The one column ever updated is ``valid_to``, the revision
@@ -30,6 +31,7 @@ from taskctx_records.location import check_location, check_opened, create_databa
 __all__ = [
     "BUSY_TIMEOUT_S",
     "MIGRATIONS",
+    "NEW_PAGE_SIZE",
     "OPEN_END",
     "SCHEMA_VERSION",
     "WAL_AUTOCHECKPOINT_PAGES",
@@ -49,6 +51,8 @@ so checkpointing a tenth as often removes most of that work. Commits stay as dur
 they are in the WAL either way."""
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 """What a WAL file is cut back to after a checkpoint resets it (``journal_size_limit``)."""
+NEW_PAGE_SIZE = 1024
+"""``page_size`` of a new database file (SQLite fixes it when the first table is made)."""
 OPEN_END = 2**62
 """``valid_to`` of a current version: larger than any revision."""
 
@@ -137,7 +141,64 @@ _V2 = [
     "CREATE INDEX events_by_stream ON events (stream, revision)",
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2))
+_RECORD_COLUMNS = (
+    "id, version, revision, valid_to, collection, kind, scope, source, meta, content_type, "
+    "content, sha256, size, deleted, created_at"
+)
+_SCOPE_COLUMNS = "id, version, revision, key, value, current"
+
+# Version 3 (issue 17): fewer B-trees for a put to dirty. ``records`` is keyed by its
+# revision (the rowid), so UNIQUE (revision) costs no index of its own and range reads on
+# revision walk the table; ``record_scope`` is WITHOUT ROWID, clustered on the key its
+# scoped pages read in order (key, value, current, id, version), which also serves the
+# point lookups the old primary key (id, version, key, current) did. Each table is copied
+# in revision order and replaced in the migration's one transaction.
+_V3 = [
+    """CREATE TABLE records_v3 (
+        id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        revision INTEGER PRIMARY KEY,
+        valid_to INTEGER NOT NULL,
+        collection TEXT NOT NULL,
+        kind TEXT,
+        scope TEXT NOT NULL,
+        source TEXT,
+        meta TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        content BLOB,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        UNIQUE (id, version)
+    )""",
+    f"INSERT INTO records_v3 ({_RECORD_COLUMNS}) SELECT {_RECORD_COLUMNS} FROM records "
+    "ORDER BY revision",
+    "DROP TABLE records",
+    "ALTER TABLE records_v3 RENAME TO records",
+    "CREATE INDEX records_by_collection ON records (collection, id, revision, valid_to, deleted)",
+    "CREATE INDEX records_by_kind ON records (collection, kind, id, revision, valid_to, deleted)",
+    # the rowid (the revision) ends every index entry: this is (collection, revision)
+    "CREATE INDEX records_by_collection_revision ON records (collection)",
+    # the key columns first, in key order: SQLite 3.40's integrity_check reports false
+    # NULLs in a WITHOUT ROWID table whose primary key columns are declared out of order
+    """CREATE TABLE record_scope_v3 (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        current INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        PRIMARY KEY (key, value, current, id, version)
+    ) WITHOUT ROWID""",
+    f"INSERT INTO record_scope_v3 ({_SCOPE_COLUMNS}) SELECT {_SCOPE_COLUMNS} FROM record_scope "
+    "ORDER BY key, value, current, id, version",
+    "DROP TABLE record_scope",
+    "ALTER TABLE record_scope_v3 RENAME TO record_scope",
+    "CREATE INDEX record_scope_by_revision ON record_scope (key, value, revision)",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3))
 """``MIGRATIONS[i]`` upgrades schema version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -264,6 +325,8 @@ def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) ->
             check_opened(conn, path)
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if not read_only:
+                # a no-op once the file has its header (the size is fixed then, WAL or not)
+                conn.execute(f"PRAGMA page_size = {NEW_PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
                 conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from taskctx.cursor import CursorSigner, check_ttl
@@ -57,7 +56,15 @@ from taskctx_records.values import (
     Snapshot,
     record_id_of,
 )
-from taskctx_records.writes import PutItem, allocate, utc_now, write_versions
+from taskctx_records.writes import (
+    PutItem,
+    WriteTransaction,
+    allocate,
+    prepare_new,
+    utc_now,
+    write_new,
+    write_versions,
+)
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
@@ -66,41 +73,6 @@ if TYPE_CHECKING:
 __all__ = ["DB_NAME", "RecordStore"]
 
 STATE_SUBDIR = Path(".taskctx") / "records"
-
-
-class _WriteTransaction:
-    """One ``BEGIN IMMEDIATE`` transaction under the store's lock: COMMIT on success,
-    ROLLBACK on any exception, sqlite3 errors raised as RecordStoreError. A class, not a
-    generator, since every write enters one."""
-
-    __slots__ = ("conn", "lock", "path")
-
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, path: Path) -> None:
-        self.conn = conn
-        self.lock = lock
-        self.path = path
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.lock.acquire()
-        try:
-            with translate_errors(self.path):
-                self.conn.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            self.lock.release()
-            raise
-        return self.conn
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        try:
-            with translate_errors(self.path):
-                self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
-        finally:
-            self.lock.release()
-        if isinstance(exc, sqlite3.Error):
-            with translate_errors(self.path):
-                raise exc
 
 
 class RecordStore:
@@ -185,7 +157,7 @@ class RecordStore:
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         if self.mode != "read_write":
             raise PolicyError(f"record store {self.path} is read_only: writes are refused")
-        return _WriteTransaction(self._conn, self._lock, self.path)
+        return WriteTransaction(self._conn, self._lock, self.path)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -230,8 +202,12 @@ class RecordStore:
             meta=meta,
             record_id=record_id,
         )
+        if item.record_id is not None:
+            with self._write() as conn:
+                return write_versions(conn, [item], utc_now())[0]
+        new = prepare_new(item)  # encoded before the write lock is taken
         with self._write() as conn:
-            return write_versions(conn, [item], utc_now())[0]
+            return write_new(conn, new, utc_now())
 
     def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
         """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""

@@ -6,8 +6,10 @@ A caller may name a record (``record_id=``) instead; its next ``put`` writes ver
 A record keeps its collection for life.
 
 Also the pieces every kind of write shares: :func:`allocate` (the next store revisions),
-:func:`utc_now` (the ``created_at`` stamp) and :data:`Transaction`, the store's read or
-write transaction opener that links, checkpoints and snapshots are handed.
+:func:`utc_now` (the ``created_at`` stamp), :class:`WriteTransaction` and
+:data:`Transaction`, the store's read or write transaction opener that links,
+checkpoints and snapshots are handed. A ``put`` of a new record takes the short way
+(:func:`prepare_new` before the lock, :func:`write_new` inside it): the same rows.
 """
 
 from __future__ import annotations
@@ -15,19 +17,33 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
 from typing import Any, NamedTuple
 
 from taskctx.errors import NotFoundError
 from taskctx_records.content import Encoded, canonical_json, encode, unchecked_canonical_json
 from taskctx_records.query import scope_pairs
-from taskctx_records.schema import OPEN_END
+from taskctx_records.schema import OPEN_END, translate_errors
 from taskctx_records.values import RecordRef, record_id_of
 
-__all__ = ["PutItem", "Transaction", "allocate", "new_record_id", "utc_now", "write_versions"]
+__all__ = [
+    "PutItem",
+    "Transaction",
+    "WriteTransaction",
+    "allocate",
+    "new_record_id",
+    "prepare_new",
+    "utc_now",
+    "write_new",
+    "write_versions",
+]
 
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 """Opens one store transaction: ``RecordStore._write`` (BEGIN IMMEDIATE) or ``_read``."""
@@ -43,9 +59,59 @@ _SCOPE_INSERT = (
 )
 
 
+class WriteTransaction:
+    """One ``BEGIN IMMEDIATE`` transaction under the store's lock: COMMIT on success,
+    ROLLBACK on any exception, sqlite3 errors raised as RecordStoreError. A class, not a
+    generator, since every write enters one."""
+
+    __slots__ = ("conn", "lock", "path")
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, path: Path) -> None:
+        self.conn = conn
+        self.lock = lock
+        self.path = path
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        try:
+            with translate_errors(self.path):
+                self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
+        return self.conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            with translate_errors(self.path):
+                self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
+        finally:
+            self.lock.release()
+        if isinstance(exc, sqlite3.Error):
+            with translate_errors(self.path):
+                raise exc
+
+
+_second_stamp: tuple[int, str] = (-1, "")
+"""The last whole second :func:`utc_now` formatted, and its ``YYYY-MM-DDTHH:MM:SS``."""
+
+
 def utc_now() -> str:
-    """The current UTC time, ISO 8601: the ``created_at`` of every row a write inserts."""
-    return datetime.now(timezone.utc).isoformat()
+    """The current UTC time, ISO 8601: the ``created_at`` of every row a write inserts.
+
+    The text ``datetime.now(timezone.utc).isoformat()`` gives, with the date and time of
+    day formatted once a second (most writes of a second share them).
+    """
+    global _second_stamp
+    second, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached, prefix = _second_stamp
+    if second != cached:
+        prefix = datetime.fromtimestamp(second, timezone.utc).isoformat()[:19]
+        _second_stamp = (second, prefix)
+    micros = nanos // 1000
+    return f"{prefix}.{micros:06d}+00:00" if micros else f"{prefix}+00:00"
 
 
 _AUTOMATIC_ID = re.compile(r"rec_\d{16}")
@@ -189,7 +255,8 @@ class _Version(NamedTuple):
         )
 
     def ref(self, record_id: str, version: int, revision: int) -> RecordRef:
-        """The RecordRef a write of this version returns."""
+        """The RecordRef a write of this version returns (validated: in pydantic 2 that
+        is faster than ``model_construct``)."""
         return RecordRef(
             id=record_id,
             collection=self.collection,
@@ -254,15 +321,55 @@ def _version_of(item: PutItem, record_id: str, previous: _Latest | None) -> _Ver
     )
 
 
-def _scope_fields(scope: Mapping[str, Any] | None) -> tuple[str, tuple[tuple[str, str], ...]]:
+_ScopeFields = tuple[str, tuple[tuple[str, str], ...]]
+_SCOPE_SCALARS = frozenset({str, int, float, bool, type(None)})
+_SCOPE_CACHE: dict[tuple[tuple[str, type, object], ...], _ScopeFields] = {}
+_SCOPE_CACHE_SIZE = 256
+"""Scopes of scalar values remembered by :func:`_scope_fields` (most writes repeat a few)."""
+
+
+def _scope_fields(scope: Mapping[str, Any] | None) -> _ScopeFields:
     """A new version's scope as stored JSON and as :func:`scope_pairs` pairs, from one
-    depth check of the whole scope (its values are parts of it, so they are within it)."""
+    depth check of the whole scope (its values are parts of it, so they are within it).
+
+    A scope of string keys and scalar values is remembered by its items and the values'
+    types (``True``, ``1`` and ``1.0`` are equal keys in Python, but not the same JSON).
+    """
     if not scope:
         return "{}", ()
     whole = dict(scope)
+    key: tuple[tuple[str, type, object], ...] | None = None
+    if all(
+        name.__class__ is str and value.__class__ in _SCOPE_SCALARS for name, value in whole.items()
+    ):
+        key = tuple((name, value.__class__, value) for name, value in whole.items())
+        known = _SCOPE_CACHE.get(key)
+        if known is not None:
+            return known
     text = canonical_json(whole, "record scope")
-    pairs = sorted((str(key), unchecked_canonical_json(value)) for key, value in whole.items())
-    return text, tuple(pairs)
+    pairs = sorted((str(name), unchecked_canonical_json(value)) for name, value in whole.items())
+    fields = text, tuple(pairs)
+    if key is not None:
+        if len(_SCOPE_CACHE) >= _SCOPE_CACHE_SIZE:
+            _SCOPE_CACHE.clear()
+        _SCOPE_CACHE[key] = fields
+    return fields
+
+
+def prepare_new(item: PutItem) -> _Version:
+    """The version a put of a new, unnamed record writes: encoded, with no lock held."""
+    return _version_of(item, "", None)
+
+
+def write_new(conn: sqlite3.Connection, new: _Version, now: str) -> RecordRef:
+    """Insert ``new`` as version 1 of a new record at the next revision (the rows
+    :func:`write_versions` writes for it, in the caller's transaction)."""
+    revision = allocate(conn, 1)
+    record_id = new_record_id(revision)
+    conn.execute(_RECORD_INSERT, new.row(record_id, 1, revision, False, now))
+    for key, value in new.pairs:
+        conn.execute(_SCOPE_INSERT, (record_id, 1, revision, key, value, 1))
+    return new.ref(record_id, 1, revision)
 
 
 def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
