@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from taskctx.jsonsafe import check_json_depth
 from taskctx_records.values import ContentType
 
-__all__ = ["Encoded", "canonical_json", "decode", "encode", "unchecked_canonical_json"]
+__all__ = [
+    "Encoded",
+    "canonical_json",
+    "decode",
+    "encode",
+    "pretty_json",
+    "unchecked_canonical_json",
+]
 
 # one encoder each, made once: json.dumps with options builds a new JSONEncoder per call
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -67,3 +75,118 @@ def decode(content_type: str, stored: str | bytes | None) -> Any:
     if content_type == "json":
         return json.loads(stored if stored is not None else "null")
     return stored if isinstance(stored, str) else (stored or b"").decode("utf-8")
+
+
+# -- the JSON a model reads ---------------------------------------------------------------
+
+_NEWLINES = ["\n" + "  " * depth for depth in range(32)]
+
+
+class _Unusual(Exception):
+    """A value :func:`pretty_json` leaves to ``json.dumps`` (not plain decoded JSON)."""
+
+
+def _newline(depth: int) -> str:
+    while depth >= len(_NEWLINES):
+        _NEWLINES.append("\n" + "  " * len(_NEWLINES))
+    return _NEWLINES[depth]
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == -float("inf"):
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _scalar(value: Any) -> str:
+    """A leaf as the encoder writes it; _Unusual for anything else."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return _float(value)
+    raise _Unusual
+
+
+def _render(value: Any, depth: int, out: list[str]) -> None:
+    """Append the indented JSON of ``value`` (a container at ``depth``) to ``out``."""
+    kind = type(value)
+    inner = _newline(depth + 1)
+    separator = "," + inner
+    if kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        keys = sorted(value)
+        out.append("{")
+        lead = inner
+        for key in keys:
+            if type(key) is not str:
+                raise _Unusual
+            item = value[key]
+            out.append(lead)
+            out.append(encode_basestring(key))
+            out.append(": ")
+            item_kind = type(item)
+            if item_kind is str:
+                out.append(encode_basestring(item))
+            elif item_kind is dict or item_kind is list:
+                _render(item, depth + 1, out)
+            else:
+                out.append(_scalar(item))
+            lead = separator
+        out.append(_newline(depth))
+        out.append("}")
+        return
+    if kind is list:
+        if not value:
+            out.append("[]")
+            return
+        out.append("[")
+        lead = inner
+        for item in value:
+            out.append(lead)
+            item_kind = type(item)
+            if item_kind is str:
+                out.append(encode_basestring(item))
+            elif item_kind is dict or item_kind is list:
+                _render(item, depth + 1, out)
+            else:
+                out.append(_scalar(item))
+            lead = separator
+        out.append(_newline(depth))
+        out.append("]")
+        return
+    raise _Unusual
+
+
+def pretty_json(value: Any) -> str:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, the same text.
+
+    ``json.dumps`` with an indent runs the pure-Python encoder; this walks the containers
+    of plain decoded JSON (dicts with str keys, lists, str, int, float, bool, None) in one
+    function and leaves every string, number and literal to the C encoder's own leaf
+    encoders. Anything else (subclasses, tuples, other key types) goes to ``json.dumps``,
+    so the text (or the error) is always exactly what ``json.dumps`` gives.
+    """
+    kind = type(value)
+    try:
+        if kind is str:
+            return encode_basestring(value)
+        if kind is dict or kind is list:
+            out: list[str] = []
+            _render(value, 0, out)
+            return "".join(out)
+        return _scalar(value)
+    except (_Unusual, TypeError, ValueError, RecursionError):
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)

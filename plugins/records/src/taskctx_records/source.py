@@ -31,6 +31,8 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
+from taskctx_records.content import pretty_json, unchecked_canonical_json
+from taskctx_records.rendered import Rendered, RenderedCache
 from taskctx_records.values import (
     format_content_version,
     format_revision,
@@ -51,7 +53,7 @@ def record_text(record: Record) -> str | None:
     if record.content_type == "text":
         return str(record.content)
     if record.content_type == "json":
-        return json.dumps(record.content, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return pretty_json(record.content) + "\n"
     return None
 
 
@@ -75,10 +77,6 @@ def _deliverable(record: Record) -> tuple[str | None, bytes, Problem | None]:
     return None, text.encode("utf-8"), problem
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def _revision_of(content_version: str | None) -> int | None:
     """The revision a ref's content version pins, or None (read the current version)."""
     if content_version is None:
@@ -94,6 +92,9 @@ class RecordSource:
 
     kind = "record_store"
     serves_pinned_revisions = True
+    rendered_max_chars = 4_000_000
+    """The most characters of rendered records enumeration keeps for the exact reads of
+    the index sync that follows (:class:`~taskctx_records.rendered.RenderedCache`)."""
 
     def __init__(
         self,
@@ -105,6 +106,10 @@ class RecordSource:
         self.store = store
         self.scope = dict(scope or {})
         check_json_depth(self.scope, "record_store source scope")
+        # canonical JSON, as listing and revisions compare: True is not 1, 1 is not 1.0
+        self._scope_json = tuple(
+            (key, unchecked_canonical_json(value)) for key, value in self.scope.items()
+        )
         self.collections = tuple(collections) if collections is not None else None
         fingerprint = json.dumps(
             {"scope": self.scope, "collections": self.collections}, sort_keys=True
@@ -113,6 +118,7 @@ class RecordSource:
         # the absolute root: a relative one would name another store from another folder
         self.identity = f"record_store:{store.root.resolve()}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
+        self.rendered = RenderedCache(self.rendered_max_chars)
 
     def with_configuration(self, configuration: RunConfiguration) -> RecordSource:
         """Itself, under any configuration: a record store is local SQLite; it contacts no host."""
@@ -147,10 +153,26 @@ class RecordSource:
                 return parse_revision(revision)
         return self.store.scope_revision(self.scope or None, self.collections)
 
+    def _render(self, record: Record) -> Rendered:
+        """The record's descriptor and deliverable text or bytes, made once for both."""
+        text, data, problem = _deliverable(record)
+        return Rendered(
+            self._descriptor(record, text, data, problem),
+            collection=record.collection,
+            scope=record.scope,
+            text=text,
+            data=data,
+        )
+
+    def _kept(self, record: Record) -> SourceDescriptor:
+        """The descriptor of an enumerated record, its rendering kept for the sync's read."""
+        rendered = self._render(record)
+        self.rendered.keep(rendered)
+        return rendered.descriptor
+
     def _descriptor(
-        self, record: Record, deliverable: tuple[str | None, bytes, Problem | None] | None = None
+        self, record: Record, text: str | None, data: bytes, problem: Problem | None
     ) -> SourceDescriptor:
-        text, data, problem = deliverable if deliverable is not None else _deliverable(record)
         if text is not None:
             media_type = "application/json" if record.content_type == "json" else "text/plain"
             representation = Representation.TEXT
@@ -180,6 +202,8 @@ class RecordSource:
         with ``request.path_prefix`` only, when one is given."""
 
         def page() -> DescriptorPage:
+            if request.cursor is None:  # a new enumeration: what the last one kept is done
+                self.rendered.clear()
             at = self._at(request.revision)
             records = self.store.iter_visible(
                 self.scope or None,
@@ -192,7 +216,7 @@ class RecordSource:
             records = records[: request.page_size]
             prefix = request.path_prefix or ""
             return DescriptorPage(
-                descriptors=tuple(self._descriptor(r) for r in records if r.id.startswith(prefix)),
+                descriptors=tuple(self._kept(r) for r in records if r.id.startswith(prefix)),
                 revision=format_revision(at),
                 next_cursor=records[-1].id if more and records else None,
             )
@@ -213,7 +237,7 @@ class RecordSource:
             for record_id in self.store.touched_ids(start, until):
                 now = self._alive(record_id, until)
                 if now is not None:
-                    upserts.append(self._descriptor(now))
+                    upserts.append(self._kept(now))
                 elif self._alive(record_id, start) is not None:
                     deletes.append((record_id, None))
             return ChangeSet(
@@ -231,28 +255,29 @@ class RecordSource:
             record = self.store.get(record_id, at_revision=at)
         except NotFoundError:
             return None
-        return record if self._visible(record) else None
+        return record if self._visible(record.collection, record.scope) else None
 
-    def _visible(self, record: Record) -> bool:
-        if self.collections is not None and record.collection not in self.collections:
+    def _visible(self, collection: str, record_scope: Mapping[str, Any]) -> bool:
+        if self.collections is not None and collection not in self.collections:
             return False
-        scope = record.scope if isinstance(record.scope, Mapping) else {}
-        # canonical JSON, as listing and revisions compare: True is not 1, 1 is not 1.0
-        return all(
-            key in scope and _canonical(scope[key]) == _canonical(value)
-            for key, value in self.scope.items()
-        )
+        scope = record_scope if isinstance(record_scope, Mapping) else {}
+        for key, value_json in self._scope_json:
+            if key not in scope or unchecked_canonical_json(scope[key]) != value_json:
+                return False
+        return True
 
     async def async_read_exact(self, ref: ContextRef, limit: int | None = None) -> ExactRead:
         """The record (as of the pinned version, when the ref carries one), bounded."""
 
         def read() -> ExactRead:
-            at = _revision_of(ref.version)
-            try:
-                record = self.store.get(ref.path, at_revision=at)
-            except NotFoundError:
-                raise NotFoundError(f"record {ref.path!r} is not in the store") from None
-            return self._exact(ref, record, limit)
+            rendered = self.rendered.take(ref.path, ref.version)
+            if rendered is None:
+                try:
+                    record = self.store.get(ref.path, at_revision=_revision_of(ref.version))
+                except NotFoundError:
+                    raise NotFoundError(f"record {ref.path!r} is not in the store") from None
+                rendered = self._render(record)
+            return self._exact(ref, rendered, limit)
 
         return await asyncio.to_thread(read)
 
@@ -260,45 +285,52 @@ class RecordSource:
         self, refs: Sequence[ContextRef], limit: int | None = None
     ) -> list[ExactRead | Exception]:
         """Each ref read as ``async_read_exact`` reads it, in one thread hop and one SQL
-        query per few hundred records (each as of the version its ref pins)."""
+        query per few hundred records (each as of the version its ref pins); a version
+        enumeration just rendered is served as rendered, without a query."""
 
         def read_all() -> list[ExactRead | Exception]:
-            records = self.store.get_many([(ref.path, _revision_of(ref.version)) for ref in refs])
+            kept = [self.rendered.take(ref.path, ref.version) for ref in refs]
+            missing = [ref for ref, rendered in zip(refs, kept, strict=True) if rendered is None]
+            records = iter(
+                self.store.get_many([(ref.path, _revision_of(ref.version)) for ref in missing])
+                if missing
+                else ()
+            )
             answers: list[ExactRead | Exception] = []
-            for ref, record in zip(refs, records, strict=True):
-                if isinstance(record, NotFoundError):
-                    answers.append(NotFoundError(f"record {ref.path!r} is not in the store"))
-                    continue
-                if isinstance(record, Exception):
-                    answers.append(record)
-                    continue
+            for ref, rendered in zip(refs, kept, strict=True):
                 try:
-                    answers.append(self._exact(ref, record, limit))
+                    if rendered is None:
+                        record = next(records)
+                        if isinstance(record, NotFoundError):
+                            raise NotFoundError(f"record {ref.path!r} is not in the store")
+                        if isinstance(record, Exception):
+                            raise record
+                        rendered = self._render(record)
+                    answers.append(self._exact(ref, rendered, limit))
                 except Exception as exc:  # one ref's failure is its answer
                     answers.append(exc)
             return answers
 
         return await asyncio.to_thread(read_all)
 
-    def _exact(self, ref: ContextRef, record: Record, limit: int | None) -> ExactRead:
-        """The read of ``record`` for ``ref``: refused outside the scope, else bounded."""
-        if not self._visible(record):
+    def _exact(self, ref: ContextRef, rendered: Rendered, limit: int | None) -> ExactRead:
+        """The read of a rendered record for ``ref``: refused outside the scope, else bounded."""
+        if not self._visible(rendered.collection, rendered.scope):
             raise PolicyError(
                 f"record {ref.path!r} is outside this source's scope "
                 f"{self.scope or '{}'} / collections {self.collections}"
             )
-        deliverable = _deliverable(record)  # the text is made once, for both
-        descriptor = self._descriptor(record, deliverable)
-        text, data, _ = deliverable
+        descriptor = rendered.descriptor
+        text = rendered.text
         if text is None:  # bytes are never text; images may still attach
             return ExactRead.from_bytes(
-                record.id,
-                data,
+                descriptor.path,
+                rendered.data,
                 media_type=descriptor.media_type,
                 content_version=descriptor.content_version,
             )
         return ExactRead.from_text(
-            record.id,
+            descriptor.path,
             text,
             limit,
             media_type=descriptor.media_type,
