@@ -4,6 +4,8 @@ its search (one event loop for sync calls, one batched source read for the page)
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -135,6 +137,32 @@ def test_a_sync_call_that_raises_leaves_the_loop_usable() -> None:
     with pytest.raises(ValueError, match="boom"):
         run_sync(fail(), "fail")
     assert run_sync(answer(), "answer") == 42
+
+
+def test_ctrl_c_cancels_the_call_and_raises_keyboard_interrupt() -> None:
+    """Ctrl-C during a sync call cancels its coroutine (its cleanup runs), the call raises
+    KeyboardInterrupt, the default handler is back and the next call works."""
+    cleaned: list[bool] = []
+
+    async def interrupted() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(30)
+        finally:
+            cleaned.append(True)
+
+    async def answer() -> int:
+        return 7
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_sync(interrupted(), "interrupted")
+        assert cleaned == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert run_sync(answer(), "answer") == 7
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_sync_calls_from_other_threads_still_work() -> None:
