@@ -462,9 +462,31 @@ class PageAssembler:
     async def add_optional(self, candidates: Sequence[Candidate], start: int) -> int:
         """Deliver optional candidates in rank order from ``start`` until the budget ends;
         return the position of the first candidate not handled (``len`` when all were)."""
+        window = candidates[start : start + self.budget.max_blocks - self.page.used_blocks]
+        await self.readback.read_ahead(self._ahead(window), self.budget.max_chars)
         position = start
         while position < len(candidates):
             if await self.offer(candidates[position]) is OfferOutcome.STOP:
                 break
             position += 1
         return position
+
+    def _ahead(self, window: Sequence[Candidate]) -> list[Candidate]:
+        """The text candidates of ``window`` (as many as the page has blocks left) it may
+        still deliver whole: not held already, none known to be larger than a page."""
+        page, max_chars = self.page, self.budget.max_chars
+        ahead: list[Candidate] = []
+        for candidate in window:
+            key = str(candidate.ref)
+            if key in page.delivered_refs or key in page.required_refs or key in self.disclosed:
+                continue
+            if candidate.problem is not None or candidate.representation is not Representation.TEXT:
+                continue
+            if (
+                classify(candidate.ref.path, candidate.media_type).media_class
+                is not MediaClass.TEXT
+            ):
+                continue
+            if candidate.chars is None or candidate.chars <= max_chars:
+                ahead.append(candidate)
+        return ahead

@@ -320,6 +320,30 @@ def classify(
     """
     if content_kind not in (None, "text", "binary"):
         raise ValueError(f"content_kind must be 'text', 'binary' or None, not {content_kind!r}")
+    if head is not None:
+        return _classify(path, media_type, content_kind, head)
+    # Without bytes the decision depends on the path only through its well-known name or
+    # its suffix: decisions are shared by that key (an index sync classifies every item).
+    name = _file_name(path) if path else ""
+    if name and name.lower() in _TEXT_NAMES:
+        key: tuple[str | None, ...] = ("name", name, media_type, content_kind)
+    else:
+        key = ("suffix", _suffix(name) if name else None, media_type, content_kind)
+    decision = _DECISIONS.get(key)
+    if decision is None:
+        if len(_DECISIONS) >= _MAX_DECISIONS:
+            _DECISIONS.clear()
+        decision = _DECISIONS[key] = _classify(path, media_type, content_kind, None)
+    return decision
+
+
+_DECISIONS: dict[tuple[str | None, ...], MediaDecision] = {}
+_MAX_DECISIONS = 4096
+
+
+def _classify(
+    path: str | None, media_type: str | None, content_kind: str | None, head: bytes | None
+) -> MediaDecision:
     reasons: list[str] = []
     path_signal = _path_signal(path) if path else None
     declared: _Signal | None = None

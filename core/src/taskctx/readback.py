@@ -186,6 +186,11 @@ class ReadReuse:
         self.reads[key] = read
         self.chars += len(read.text)
 
+    def holds(self, candidate: Candidate) -> bool:
+        """Whether a read of ``candidate`` at its pinned version is kept."""
+        key = self._key(candidate)
+        return key is not None and key in self.reads
+
     def take(self, candidate: Candidate, limit: int | None) -> ExactRead | None:
         """The kept read of ``candidate`` cut at ``limit`` (as a source cuts it), or None."""
         key = self._key(candidate)
@@ -283,6 +288,39 @@ class Readback:
             results.append(checked)
         return results
 
+    async def read_ahead(self, candidates: Sequence[Candidate], limit: int) -> None:
+        """Read the pinned candidates of each binding whose source reads in batches in one
+        batched read at ``limit``, keeping the whole texts for :meth:`read` (a warm page then
+        costs one source call per binding, not one per block).
+
+        Nothing is decided here: a read that failed, was cut or came from other bytes than
+        the pinned version is not kept, and :meth:`read` reads that candidate again itself
+        (and fails as it would have).
+        """
+        reuse = self.reuse
+        if reuse is None:
+            return
+        groups: dict[str, list[Candidate]] = {}
+        for candidate in candidates:
+            ref = candidate.ref
+            if candidate.content_version is None or reuse.holds(candidate):
+                continue
+            binding = self.scope.bindings.get(ref.binding)
+            if binding is None or not isinstance(binding.source, SupportsReadMany):
+                continue
+            if _batched(binding.source, ref):
+                groups.setdefault(ref.binding, []).append(candidate)
+        for group in groups.values():
+            if len(group) < 2:  # no batch to save: the read itself reads it
+                continue
+            try:
+                reads = await self.read_many_reporting_version(group, limit)
+            except Exception:  # the reads themselves will fail, or not, as they would have
+                continue
+            for candidate, read in zip(group, reads, strict=True):
+                if isinstance(read, ExactRead):
+                    reuse.keep(candidate, read)
+
     async def _answer(self, candidate: Candidate, limit: int | None) -> ExactRead | Exception:
         try:
             return await self.read_reporting_version(candidate, limit)
@@ -300,7 +338,10 @@ class Readback:
     @staticmethod
     def _pinned(candidate: Candidate) -> ContextRef:
         # the pinned version goes down so a source can refuse other bytes before slicing
-        return candidate.ref.model_copy(update={"version": candidate.content_version})
+        ref, version = candidate.ref, candidate.content_version
+        if ref.version == version:
+            return ref
+        return ContextRef(binding=ref.binding, path=ref.path, scope=ref.scope, version=version)
 
     @staticmethod
     def _checked(

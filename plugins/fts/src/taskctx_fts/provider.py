@@ -49,6 +49,8 @@ _NOT_SEARCHABLE = SearchResult(
     hits=(), considered=None, searchable=False, reasons=(NOT_SEARCHABLE,)
 )
 _NOTHING = SearchResult(hits=(), considered=0)
+_KEPT_RESULTS = 64
+"""How many unfiltered search results a partition keeps for repeated queries."""
 
 
 def _bits(rowids: Sequence[int]) -> int:
@@ -61,7 +63,18 @@ def _bits(rowids: Sequence[int]) -> int:
 class FtsPartition:
     """One partition: a store, its term cache and the query plan on top."""
 
-    __slots__ = ("_lock", "cache", "fraction", "key", "last_apply_seconds", "store", "weights")
+    __slots__ = (
+        "_lock",
+        "_results",
+        "_results_at",
+        "_writes",
+        "cache",
+        "fraction",
+        "key",
+        "last_apply_seconds",
+        "store",
+        "weights",
+    )
 
     def __init__(
         self,
@@ -79,6 +92,9 @@ class FtsPartition:
         self.cache = TermCache(self.store, weights, budget)
         self.last_apply_seconds: float | None = None
         self._lock = threading.RLock()
+        self._writes = 0
+        self._results: dict[tuple[tuple[str, ...], int | None], SearchResult] = {}
+        self._results_at: tuple[int, int] | None = None
 
     @property
     def recovered(self) -> str | None:
@@ -86,6 +102,7 @@ class FtsPartition:
         return self.store.recovered
 
     def _rebuild(self, error: BaseException) -> None:
+        self._writes += 1
         self.store.rebuild(f"{type(error).__name__}: {error}")
         self.cache.refresh()
 
@@ -128,6 +145,7 @@ class FtsPartition:
             for doc in upserts
         ]
         with self._lock:
+            self._writes += 1  # before writing: a failed write may still have changed it
             try:
                 self.cache.check()
                 changes = self.store.apply(documents, deletes)
@@ -149,6 +167,8 @@ class FtsPartition:
             limit = max(0, limit)
         with self._lock:
             try:
+                if doc_ids is None:
+                    return self._search_unfiltered(tuple(tokens), limit)
                 return self._search(tokens, doc_ids, limit)
             except sqlite3.DatabaseError as error:
                 if not is_corruption(error):
@@ -185,6 +205,24 @@ class FtsPartition:
             self.store.close()
 
     # -- ranking ---------------------------------------------------------------------------
+
+    def _search_unfiltered(self, tokens: tuple[str, ...], limit: int | None) -> SearchResult:
+        """:meth:`_search` over every document, answered again from memory while the file
+        is provably the one it was ranked in: no write through this partition since, and
+        SQLite's ``data_version`` unmoved (no other connection committed)."""
+        self.cache.check()
+        at = (self.cache.version, self._writes)
+        if at != self._results_at:
+            self._results.clear()
+            self._results_at = at
+        key = (tokens, limit)
+        result = self._results.get(key)
+        if result is None:
+            result = self._search(tokens, None, limit)
+            if len(self._results) >= _KEPT_RESULTS:
+                self._results.clear()
+            self._results[key] = result
+        return result
 
     def _search(
         self, tokens: Sequence[str], doc_ids: Sequence[str] | None, limit: int | None

@@ -89,6 +89,11 @@ class TermCache:
         self.documents, self.tokens = self.store.totals()
         self._version = self.store.data_version()
 
+    @property
+    def version(self) -> int:
+        """SQLite's ``data_version`` when the cache last matched the file."""
+        return self._version
+
     def check(self) -> None:
         """Refresh if another connection committed since we last looked."""
         if self.store.data_version() != self._version:
