@@ -118,6 +118,18 @@ def _scalar(value: Any) -> str:
     raise _Unusual
 
 
+def _member(item: Any, depth: int, out: list[str]) -> None:
+    """One member of a container at ``depth``: a string or scalar by the C encoders, a
+    container one level deeper."""
+    item_kind = type(item)
+    if item_kind is str:
+        out.append(encode_basestring(item))
+    elif item_kind is dict or item_kind is list:
+        _render(item, depth + 1, out)
+    else:
+        out.append(_scalar(item))
+
+
 def _render(value: Any, depth: int, out: list[str]) -> None:
     """Append the indented JSON of ``value`` (a container at ``depth``) to ``out``."""
     kind = type(value)
@@ -133,17 +145,10 @@ def _render(value: Any, depth: int, out: list[str]) -> None:
         for key in keys:
             if type(key) is not str:
                 raise _Unusual
-            item = value[key]
             out.append(lead)
             out.append(encode_basestring(key))
             out.append(": ")
-            item_kind = type(item)
-            if item_kind is str:
-                out.append(encode_basestring(item))
-            elif item_kind is dict or item_kind is list:
-                _render(item, depth + 1, out)
-            else:
-                out.append(_scalar(item))
+            _member(value[key], depth, out)
             lead = separator
         out.append(_newline(depth))
         out.append("}")
@@ -156,13 +161,7 @@ def _render(value: Any, depth: int, out: list[str]) -> None:
         lead = inner
         for item in value:
             out.append(lead)
-            item_kind = type(item)
-            if item_kind is str:
-                out.append(encode_basestring(item))
-            elif item_kind is dict or item_kind is list:
-                _render(item, depth + 1, out)
-            else:
-                out.append(_scalar(item))
+            _member(item, depth, out)
             lead = separator
         out.append(_newline(depth))
         out.append("]")
