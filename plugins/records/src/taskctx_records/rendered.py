@@ -57,7 +57,7 @@ class RenderedCache:
     holds nothing between syncs but what the last one did not need.
     """
 
-    def __init__(self, max_chars: int = 4_000_000) -> None:
+    def __init__(self, max_chars: int = 16_000_000) -> None:
         if max_chars < 0:
             raise ValueError(f"max_chars must not be negative, not {max_chars}")
         self.max_chars = max_chars

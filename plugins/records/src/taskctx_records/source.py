@@ -92,9 +92,10 @@ class RecordSource:
 
     kind = "record_store"
     serves_pinned_revisions = True
-    rendered_max_chars = 4_000_000
+    rendered_max_chars = 16_000_000
     """The most characters of rendered records enumeration keeps for the exact reads of
-    the index sync that follows (:class:`~taskctx_records.rendered.RenderedCache`)."""
+    the index sync that follows (:class:`~taskctx_records.rendered.RenderedCache`): about
+    40,000 small records (each counts its text and 256 for itself), some tens of MB."""
 
     def __init__(
         self,
