@@ -185,7 +185,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def params_from_args(args: argparse.Namespace) -> PeerParams:
     """The run's parameters from parsed ``python -m bench`` arguments (``--quick``: 200)."""
     sizes = (200,) if args.quick and args.sizes == DEFAULT_SIZES else tuple(args.sizes)
-    return PeerParams(sizes=sizes, rounds=args.rounds, index=args.index, work=args.work)
+    # absolute: each side runs with its own working directory
+    work = args.work.resolve()
+    return PeerParams(sizes=sizes, rounds=args.rounds, index=args.index, work=work)
 
 
 # -- the peer's virtualenv ------------------------------------------------------------------

@@ -73,6 +73,15 @@ def test_peer_arguments_reach_the_params() -> None:
     assert params.version == "4.1.4.10"
 
 
+def test_a_relative_work_folder_is_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each side runs in a working directory of its own, so ``--work`` is resolved first."""
+    monkeypatch.chdir(tmp_path)
+    params = peer.params_from_args(_args("--peer", "agently", "--work", "rel/peer"))
+    assert params.work == tmp_path / "rel" / "peer"
+
+
 def test_defaults_are_the_issue_sizes_and_quick_shrinks_them() -> None:
     """Without ``--sizes``: 1,000 and 10,000 in the gitignored .cache; ``--quick``: 200."""
     params = peer.params_from_args(_args("--peer", "agently"))
