@@ -26,6 +26,7 @@ __all__ = [
     "package_facts",
     "peak_rss_bytes",
     "result_header",
+    "skipped_result",
     "summarize",
     "write_result",
 ]
@@ -136,6 +137,19 @@ def result_header(
         "machine": machine_facts(),
         "git": git_facts(),
         "notes": list(notes),
+    }
+
+
+def skipped_result(
+    name: str, *, quick: bool, params: Mapping[str, Any], notes: Sequence[str], reason: str
+) -> dict[str, Any]:
+    """The result of a bench that could not run here (its data is absent): why, no verdict."""
+    return {
+        **result_header(name, quick=quick, params=params, notes=notes),
+        "skipped": True,
+        "reason": reason,
+        "targets": {"met": None, "applies": False},
+        "checks": {},
     }
 
 

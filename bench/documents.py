@@ -39,7 +39,7 @@ import pypdf
 import taskctx_documents.plugin as documents_plugin
 from taskctx_workspace.workspace import HEAD_BYTES, TaskWorkspace
 
-from bench.common import git_facts, machine_facts, now_iso, summarize
+from bench.common import result_header, skipped_result, summarize
 from taskctx import PluginHost
 from taskctx.errors import MediaError
 from taskctx.media import classify
@@ -425,20 +425,8 @@ def _cache_ok(ratio: float) -> bool:
 
 
 def _skipped(docs_dir: Path, quick: bool, reason: str) -> dict[str, Any]:
-    return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "skipped": True,
-        "reason": reason,
-        "params": {"docs_dir": str(docs_dir)},
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
-        "targets": {"met": None, "applies": False},
-        "checks": {},
-    }
+    params = {"docs_dir": str(docs_dir)}
+    return skipped_result(NAME, quick=quick, params=params, notes=NOTES, reason=reason)
 
 
 def run_documents(
@@ -503,27 +491,25 @@ def run_documents(
     verdicts = [*parse_met.values(), *cache_met.values()]
     checks = {name: all(r["checks"][name] for r in rows) for name in rows[0]["checks"]}
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "skipped": False,
-        "params": {
-            **asdict(params),
-            "docs_dir": str(folder),
-            "documents": len(rows),
-            "without_handler": unhandled,
-            "host": "PluginHost(allow=[]) + taskctx_documents.plugin registered in-process",
-            "libraries": {
-                "pypdf": pypdf.__version__,
-                "python-docx": docx.__version__,
-                "openpyxl": openpyxl.__version__,
-                "python-pptx": pptx.__version__,
+        **result_header(
+            NAME,
+            quick=quick,
+            params={
+                **asdict(params),
+                "docs_dir": str(folder),
+                "documents": len(rows),
+                "without_handler": unhandled,
+                "host": "PluginHost(allow=[]) + taskctx_documents.plugin registered in-process",
+                "libraries": {
+                    "pypdf": pypdf.__version__,
+                    "python-docx": docx.__version__,
+                    "openpyxl": openpyxl.__version__,
+                    "python-pptx": pptx.__version__,
+                },
             },
-        },
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+            notes=NOTES,
+        ),
+        "skipped": False,
         "aggregates": {
             "handler_over_raw": parse,
             "handler_over_raw_wall": parse_wall,

@@ -26,7 +26,7 @@ from taskctx_fts.plan import match_expression
 from taskctx_fts.store import DB_NAME
 from taskctx_fts.tokenize import clear_caches, tokenize
 
-from bench.common import REPO_ROOT, git_facts, machine_facts, now_iso, summarize
+from bench.common import REPO_ROOT, result_header, skipped_result, summarize
 from taskctx.protocols import IndexDocument, PartitionKey
 
 __all__ = [
@@ -230,20 +230,8 @@ def _changed(doc: IndexDocument, marker: str) -> IndexDocument:
 
 
 def _skipped(folder: Path, quick: bool, reason: str) -> dict[str, Any]:
-    return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "skipped": True,
-        "reason": reason,
-        "params": {"corpus_dir": str(folder)},
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
-        "targets": {"met": None, "applies": False},
-        "checks": {},
-    }
+    params = {"corpus_dir": str(folder)}
+    return skipped_result(NAME, quick=quick, params=params, notes=NOTES, reason=reason)
 
 
 def _measure(corpus: Corpus, params: FtsParams, root: Path) -> dict[str, Any]:
@@ -397,15 +385,13 @@ def run_fts(
     verdicts = measured.pop("verdicts")
     judged = not quick and not params.synthetic_docs
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
+        **result_header(
+            NAME,
+            quick=quick,
+            params={**asdict(params), "corpus_dir": str(folder), "weights": list(WEIGHTS)},
+            notes=NOTES,
+        ),
         "skipped": False,
-        "params": {**asdict(params), "corpus_dir": str(folder), "weights": list(WEIGHTS)},
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
         **measured,
         "targets": {
             "min_ndcg_at_10": TARGET_NDCG,

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from bench.common import git_facts, machine_facts, now_iso, summarize, timing_line
+from bench.common import result_header, summarize, timing_line
 from bench.workspace import make_files, write_tree
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "McpParams", "run", "summary_lines"]
@@ -123,14 +123,12 @@ def run(quick: bool) -> dict[str, Any]:
     timings = {way: summarize(found) for way, found in samples.items()}
     overhead = timings["stdio"]["median_s"] - timings["api"]["median_s"]
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": {**asdict(params), "query": QUERY, "plugins": list(PLUGINS)},
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(
+            NAME,
+            quick=quick,
+            params={**asdict(params), "query": QUERY, "plugins": list(PLUGINS)},
+            notes=NOTES,
+        ),
         "timings": timings,
         "overhead_s": overhead,
         "targets": {

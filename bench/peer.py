@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import records, workspace
-from bench.common import REPO_ROOT, git_facts, machine_facts, now_iso, write_result
+from bench.common import REPO_ROOT, result_header, write_result
 
 __all__ = [
     "AGENTLY_VERSION",
@@ -341,15 +341,13 @@ def run_peer(params: PeerParams, *, quick: bool = False) -> dict[str, Any]:
         runs[str(size)] = per_side
     report = build_report(runs, params.sizes, judged=not quick)
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": {**asdict(params), "work": str(params.work), "sizes": list(params.sizes)},
+        **result_header(
+            NAME,
+            quick=quick,
+            params={**asdict(params), "work": str(params.work), "sizes": list(params.sizes)},
+            notes=NOTES,
+        ),
         "peer": {"name": "agently", "version": params.version, "python": str(python)},
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
         **report,
         "runs": runs,
     }

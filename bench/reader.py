@@ -16,10 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.common import (
-    git_facts,
-    machine_facts,
-    now_iso,
     ratio_verdict,
+    result_header,
     summarize,
     timing_line,
 )
@@ -229,23 +227,21 @@ def run_reader(params: ReaderParams, *, quick: bool = False) -> dict[str, Any]:
     per_target = {name: ratio < TARGET_RATIO for name, ratio in ratios.items()}
     checks = {name: all(r["checks"][name] for r in rounds) for name in rounds[0]["checks"]}
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": {
-            **asdict(params),
-            "binding": BINDING,
-            "identity": IDENTITY,
-            "consumer": CONSUMER,
-            "host": "PluginHost(allow=[]) (built-ins only)",
-            "index_provider": rounds[-1]["index_provider"],
-            "changed_item": changed_item(items),
-            "mean_item_chars": statistics.fmean(len(text) for text in items.values()),
-        },
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(
+            NAME,
+            quick=quick,
+            params={
+                **asdict(params),
+                "binding": BINDING,
+                "identity": IDENTITY,
+                "consumer": CONSUMER,
+                "host": "PluginHost(allow=[]) (built-ins only)",
+                "index_provider": rounds[-1]["index_provider"],
+                "changed_item": changed_item(items),
+                "mean_item_chars": statistics.fmean(len(text) for text in items.values()),
+            },
+            notes=NOTES,
+        ),
         "timings": timings,
         "ratios": ratios,
         "targets": {

@@ -28,11 +28,9 @@ from taskctx_repo import PinnedRepository
 from taskctx_repo.facts import FACTS_VERSION
 
 from bench.common import (
-    git_facts,
-    machine_facts,
-    now_iso,
     package_facts,
     ratio_verdict,
+    result_header,
     summarize,
     timing_line,
 )
@@ -361,30 +359,28 @@ def run_repo(params: RepoParams, *, quick: bool = False) -> dict[str, Any]:
         suffix = path.rsplit(".", 1)[-1]
         kinds[suffix] = kinds.get(suffix, 0) + 1
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": {
-            **asdict(params),
-            "binding": BINDING,
-            "consumer": CONSUMER,
-            "host_allow": list(HOST_ALLOW),
-            "index_provider": rounds[-1]["index_provider"],
-            "changed_files": changed_paths(files, params.changed),
-            "files_by_suffix": kinds,
-            "folders": len({p.rpartition("/")[0] for p in files}),
-            "bytes_min": min(sizes),
-            "bytes_max": max(sizes),
-            "bytes_mean": statistics.fmean(sizes),
-            "bytes_total": sum(sizes),
-            "generate_s": generate_s,
-            "commits": list(commits),
-            **ls_tree,
-        },
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(
+            NAME,
+            quick=quick,
+            params={
+                **asdict(params),
+                "binding": BINDING,
+                "consumer": CONSUMER,
+                "host_allow": list(HOST_ALLOW),
+                "index_provider": rounds[-1]["index_provider"],
+                "changed_files": changed_paths(files, params.changed),
+                "files_by_suffix": kinds,
+                "folders": len({p.rpartition("/")[0] for p in files}),
+                "bytes_min": min(sizes),
+                "bytes_max": max(sizes),
+                "bytes_mean": statistics.fmean(sizes),
+                "bytes_total": sum(sizes),
+                "generate_s": generate_s,
+                "commits": list(commits),
+                **ls_tree,
+            },
+            notes=NOTES,
+        ),
         "timings": timings,
         "ratios": ratios,
         "targets": {
