@@ -156,6 +156,10 @@ class ChildResult:
     """Wall time of the whole child process, measured by the parent."""
     peak_mib: float
     """The child's peak resident set size."""
+    parse_seconds: float = 0.0
+    """Wall time of the parse alone (no interpreter start or imports), measured in the child."""
+    cpu_seconds: float = 0.0
+    """CPU time of the parse alone: the work it did, whatever else loads the machine."""
 
 
 _CHILD = """
@@ -169,11 +173,14 @@ handler = {h.name: h for h in default_handlers(limits)}[sys.argv[1]]
 path = sys.argv[2]
 with open(path, "rb") as stream:
     data = stream.read()
+started, started_cpu = time.monotonic(), time.process_time()
 try:
     parsed = handler.parse(data, path.rsplit("/", 1)[-1])
     out = {"outcome": "parsed", "message": f"{len(parsed.text)} characters"}
 except MediaError as exc:
     out = {"outcome": exc.code, "message": str(exc)}
+out["parse_s"] = time.monotonic() - started
+out["cpu_s"] = time.process_time() - started_cpu
 out["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps(out))
 """
@@ -212,7 +219,14 @@ def parse_in_child(
         tail = done.stderr.strip().splitlines()[-3:]
         return ChildResult("crashed", f"exit {done.returncode}: {' | '.join(tail)}", seconds, 0)
     report = json.loads(lines[-1])
-    return ChildResult(report["outcome"], report["message"], seconds, report["peak_kib"] / 1024)
+    return ChildResult(
+        report["outcome"],
+        report["message"],
+        seconds,
+        report["peak_kib"] / 1024,
+        report["parse_s"],
+        report["cpu_s"],
+    )
 
 
 def flate(chunk: bytes, times: int = 1, *, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
