@@ -303,7 +303,7 @@ def _source_round(
 
     # the FTS provider keeps its index beside the source (RecordSource.index_directory,
     # <store root>/.taskctx/index): drop it, untimed, so every round's cold read is cold
-    shutil.rmtree(store.source(scope=SOURCE_SCOPE).index_directory, ignore_errors=True)
+    shutil.rmtree(store.source(scope=SOURCE_SCOPE).index_directory.path, ignore_errors=True)
     for phase, read in (("cold", cold), ("warm", fresh_reader), ("one_put", fresh_reader)):
         if phase == "one_put":
             content = {"i": -round_no, "status": "failed", "text": "upload timed out again"}
@@ -313,6 +313,12 @@ def _source_round(
         package = read()
         times[phase] = time.perf_counter() - started
         packages[phase] = _package_facts(package)
+        assert context is not None
+        packages[phase]["indexed"] = sum(
+            state.last_sync.added + state.last_sync.updated
+            for state in context.index.states.values()
+            if state.last_sync is not None
+        )
     assert context is not None
     provider = context.index_provider.name
     context.index.close()
@@ -334,7 +340,13 @@ def run_source_read(params: RecordsParams, base: Path) -> tuple[dict[str, Any], 
     for name, allow in SOURCE_VARIANTS.items():
         host = PluginHost(allow=list(allow))
         rounds = []
-        ok = {"provider": True, "blocks": True, "cold_considers_all": True, "one_put_seen": True}
+        ok = {
+            "provider": True,
+            "blocks": True,
+            "cold_considers_all": True,
+            "cold_indexes_all": True,
+            "one_put_seen": True,
+        }
         for round_no in range(1, params.source_rounds + 1):
             state_dir = base / f"ctx-{name}-{round_no}"
             r = _source_round(store, host, state_dir, round_no)
@@ -343,6 +355,8 @@ def run_source_read(params: RecordsParams, base: Path) -> tuple[dict[str, Any], 
             ok["provider"] &= r["provider"] == name
             ok["blocks"] &= all(f["blocks"] > 0 for f in facts.values())
             ok["cold_considers_all"] &= facts["cold"]["considered"] == alive
+            # a lexical provider's index was dropped before the round: it indexes every record
+            ok["cold_indexes_all"] &= name != "fts" or facts["cold"]["indexed"] == alive
             alive += 1
             ok["one_put_seen"] &= (
                 facts["warm"]["revision"] == facts["cold"]["revision"]
