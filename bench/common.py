@@ -25,6 +25,7 @@ __all__ = [
     "now_iso",
     "package_facts",
     "peak_rss_bytes",
+    "reset_peak_rss",
     "result_header",
     "skipped_result",
     "summarize",
@@ -122,6 +123,18 @@ def peak_rss_bytes() -> int:
     except OSError:
         pass
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def reset_peak_rss() -> bool:
+    """Start this process's peak RSS afresh (Linux: ``5`` to /proc/self/clear_refs resets
+    VmHWM to the current RSS), so the next reading is the peak of what follows; False when
+    the kernel does not allow it (the next reading then includes everything before)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def result_header(

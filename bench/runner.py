@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from bench import peer
-from bench.common import RESULTS_DIR, write_result
+from bench.common import RESULTS_DIR, peak_rss_bytes, reset_peak_rss, write_result
 from bench.registry import Benchmark, by_name
 
 __all__ = ["main", "selected"]
@@ -54,6 +55,20 @@ def selected(benchmarks: Mapping[str, Benchmark], only: Sequence[str] | None) ->
     return [benchmark for benchmark in benchmarks.values() if benchmark.in_default_run]
 
 
+def _run_measuring_peak(benchmark: Benchmark, quick: bool) -> dict[str, Any]:
+    """``benchmark``'s result with the peak RSS of this process while it ran (the peak is
+    reset before it where Linux allows; children a bench starts report their own)."""
+    fresh = reset_peak_rss()
+    result = benchmark.run(quick)
+    result["process_peak_rss_bytes"] = peak_rss_bytes()
+    result["process_peak_rss_scope"] = (
+        "this benchmark alone (VmHWM reset before it)"
+        if fresh
+        else "this process since it started (VmHWM could not be reset)"
+    )
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen benchmarks; 1 on a failed check, 2 on a missed target with --fail-on-miss."""
     benchmarks = by_name()
@@ -65,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     broken: list[str] = []
     for benchmark in chosen:
         print(f"== {benchmark.name}: {benchmark.description}", flush=True)
-        result = benchmark.run(args.quick)
+        result = _run_measuring_peak(benchmark, args.quick)
         path = write_result(args.out, benchmark.name, result)
         for line in benchmark.summary(result):
             print(f"   {line}")
+        print(f"   peak RSS of this process: {result['process_peak_rss_bytes'] / 2**20:,.0f} MiB")
         print(f"   -> {path}", flush=True)
         if benchmark.targets_met(result) is False:
             missed.append(benchmark.name)

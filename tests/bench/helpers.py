@@ -26,6 +26,7 @@ TIMED_RESULT_KEYS = frozenset(
         "targets",
         "checks",
         "packages_last_round",
+        "process_peak_rss_bytes",
     }
 )
 """Keys of every result that times phases side by side (reader, workspace, repo)."""
