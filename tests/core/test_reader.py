@@ -634,6 +634,17 @@ class ListSelector:
         return self.answer
 
 
+class ChooseAllSelector(ListSelector):
+    """A selector that chooses every candidate it is shown."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    async def async_select(self, request: SelectionRequest) -> Sequence[str]:
+        self.requests.append(request)
+        return [candidate.key for candidate in request.candidates]
+
+
 def test_selector_choice_is_delivered_in_rank_order() -> None:
     """Selected keys are delivered in rank order; the rest are not_selected."""
     selector = ListSelector(["c3", "c1"])
@@ -644,6 +655,23 @@ def test_selector_choice_is_delivered_in_rank_order() -> None:
     request = selector.requests[0]
     assert [c.key for c in request.candidates] == ["c1", "c2", "c3", "c4"]
     assert all("ctx://" not in c.preview for c in request.candidates)
+
+
+def test_chosen_candidates_past_a_full_page_open_the_next_page() -> None:
+    """When the selector chooses more than the page holds, the first that did not fit opens
+    the next page (the selector is asked again there), as in rank order; none is lost."""
+    selector = ChooseAllSelector()
+    ctx = make_context(selector_host(selector), mem=MemorySource(numbered(5)))
+    reader = ctx.reader(consumer="a", selector="fixed", budget=ContextBudget(max_blocks=2))
+    first = reader.read("item")
+    assert [b.ref.path for b in first.blocks] == ["item-00000.txt", "item-00001.txt"]
+    assert [o.reason for o in first.omissions] == [OmissionReason.OVER_BLOCK_BUDGET]
+    assert first.cursor is not None
+    second = reader.read_next(first.cursor)
+    assert [b.ref.path for b in second.blocks] == ["item-00002.txt", "item-00003.txt"]
+    assert [c.key for c in selector.requests[1].candidates] == ["c1", "c2", "c3"]
+    assert not first.diagnostics
+    assert not second.diagnostics
 
 
 @pytest.mark.parametrize("answer", [["c1", "c1"], ["c1", "nope"], "c1", [1]])

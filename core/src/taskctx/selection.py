@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from taskctx.assembly import PageAssembler
+from taskctx.assembly import OfferOutcome, PageAssembler
 from taskctx.candidates import Candidate
 from taskctx.claims import enters_as_text, unbacked_claim
 from taskctx.codes import DiagnosticCode
@@ -115,9 +115,9 @@ async def select_and_add(
         )
         return await assembler.add_optional(ranked, position)
     chosen = set(keys)
-    for key, candidate in keyed.items():
-        if key in chosen:
-            await assembler.offer(candidate)
-        else:
+    for offset, (key, candidate) in enumerate(keyed.items()):
+        if key not in chosen:
             assembler.omit(candidate, OmissionReason.NOT_SELECTED)
+        elif await assembler.offer(candidate) is OfferOutcome.STOP:
+            return position + offset  # the page is full: this one opens the next page
     return position + len(window)
