@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 @pytest.fixture(autouse=True)
 def _isolated_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Path]:
+) -> Path:
     """Every test gets its own TASKCTX_STATE_DIR and no inherited plugin filters."""
     state = tmp_path_factory.mktemp("taskctx-state")
     monkeypatch.setenv("TASKCTX_STATE_DIR", str(state))

@@ -84,9 +84,9 @@ class CueAfterEnumeration:
     """Wraps any source; when an enumeration's last page is out, ``cue`` runs once (a
     writer that acts between the reader's enumeration and its readback)."""
 
-    def __init__(self, inner: ContextSource, cue: Callable[[], None]) -> None:
+    def __init__(self, inner: ContextSource, cue: Callable[[], object]) -> None:
         self.inner = inner
-        self.cue: Callable[[], None] | None = cue
+        self.cue: Callable[[], object] | None = cue
         self.kind = inner.kind
         self.identity = getattr(inner, "identity", None)
         self.serves_pinned_revisions = getattr(inner, "serves_pinned_revisions", False)

@@ -287,8 +287,9 @@ def bare_code_literals(tree: ast.AST) -> Iterator[tuple[int, str]]:
             if any(isinstance(t, ast.Name) and t.id.endswith("_CODES") for t in targets):
                 found += _strings(node.value)
     for constant in found:
-        if not NAMESPACED_CODE.fullmatch(constant.value):
-            yield constant.lineno, constant.value
+        value = str(constant.value)  # _strings yields str constants only
+        if not NAMESPACED_CODE.fullmatch(value):
+            yield constant.lineno, value
 
 
 def test_the_literal_scan_finds_what_it_looks_for() -> None:

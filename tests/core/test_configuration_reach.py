@@ -207,7 +207,7 @@ def test_the_configuration_is_set_once(host: PluginHost, tmp_path: Path) -> None
     ctx = context(host, tmp_path, RunConfiguration())
     ctx.attach(MemorySource({"a": "b"}), binding_id="notes")
     with pytest.raises(AttributeError):
-        ctx.configuration = RESTRICTED  # type: ignore[misc]
+        ctx.configuration = RESTRICTED  # type: ignore[misc,unused-ignore]
     assert ctx.configuration == RunConfiguration()
 
 

@@ -128,7 +128,7 @@ def test_entries_and_bindings_are_live_read_only_views(ctx: TaskContext) -> None
         with pytest.raises(TypeError):
             view[key] = view[key]  # type: ignore[index]
         with pytest.raises(TypeError):
-            del view[key]  # type: ignore[attr-defined]
+            del view[key]  # type: ignore[union-attr]
     before = ctx.revision
     ctx.remove("m")
     assert list(bindings) == []

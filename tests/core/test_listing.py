@@ -23,10 +23,14 @@ def _context(**bindings: MemorySource) -> TaskContext:
     return ctx
 
 
-def _all_pages(ctx: TaskContext, page_size: int, **options: bool) -> list[DescriptorListing]:
-    pages = [ctx.list_descriptors(page_size=page_size, **options)]
+def _all_pages(
+    ctx: TaskContext, page_size: int, *, include_hidden: bool = False
+) -> list[DescriptorListing]:
+    hidden = include_hidden
+    pages = [ctx.list_descriptors(page_size=page_size, include_hidden=hidden)]
     while pages[-1].next_cursor is not None:
-        pages.append(ctx.list_descriptors(pages[-1].next_cursor, page_size=page_size, **options))
+        cursor = pages[-1].next_cursor
+        pages.append(ctx.list_descriptors(cursor, page_size=page_size, include_hidden=hidden))
     return pages
 
 

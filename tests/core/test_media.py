@@ -7,7 +7,7 @@ import struct
 import pytest
 from pydantic import ValidationError
 
-from taskctx import media
+from taskctx import _media_tables
 from taskctx.errors import MediaError
 from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, ImageInfo, sniff_image
 from taskctx.media import (
@@ -400,7 +400,7 @@ def test_unknown_content_kind_is_refused(content_kind: str) -> None:
 
 def test_suffix_table_and_media_type_table_agree() -> None:
     """Each suffix's media type, declared alone, classifies to the suffix's class."""
-    for suffix, (media_type, media_class) in media._SUFFIXES.items():
+    for suffix, (media_type, media_class) in _media_tables._SUFFIXES.items():
         assert suffix == suffix.lower()
         assert classify(f"x.{suffix}").media_class is media_class, suffix
         assert classify(None, media_type).media_class is media_class, suffix

@@ -349,9 +349,10 @@ def test_render_shows_non_text_media_by_ref_only(images: bool) -> None:
     assert [b.ref.path for b in package.blocks] == ["notes.txt"]
     omitted = {o.ref.path: o for o in package.omissions}
     for path in ("bundle.zip", "blob"):
-        assert omitted[path].media_type is not None  # audit metadata, host side
-        assert omitted[path].detail is not None
-        assert omitted[path].media_type not in omitted[path].detail
+        media_type, detail = omitted[path].media_type, omitted[path].detail
+        assert media_type is not None  # audit metadata, host side
+        assert detail is not None
+        assert media_type not in detail
     if images:
         (attachment,) = package.attachments
         assert (attachment.media_type, attachment.ref.path) == ("image/png", "shots/photo.png")

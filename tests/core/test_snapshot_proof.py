@@ -9,6 +9,7 @@ under a version it was not made from.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -45,7 +46,7 @@ from taskctx.sections import parse_line_scope, slice_lines
 from taskctx.testing import MemorySource, sha256_of
 from tests.core.sources import AlwaysMovingSource, MovesOnceSource
 
-Cue = Callable[[], None]
+Cue = Callable[[], object]
 LONG = "".join(f"old line {n}\n" for n in range(1, 11))
 NEW = "".join(f"new line {n}\n" for n in range(1, 11))
 
@@ -400,7 +401,7 @@ def test_continuous_change_during_sync_fails_closed(tmp_path: Path) -> None:
     ctx = context(source, host_with(provider_plugin(provider)), tmp_path)
     versions = {f"v{n}": LONG.replace("old", f"v{n}") for n in range(12)}
     for number in range(1, 12):
-        source.before_read[number] = lambda n=number: source.put("a.txt", versions[f"v{n}"])
+        source.before_read[number] = functools.partial(source.put, "a.txt", versions[f"v{number}"])
     with pytest.raises(StaleReaderError, match="kept changing"):
         ctx.sync_index()
     with pytest.raises(StaleReaderError, match="kept changing"):

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cookiecutter.exceptions import FailedHookException
-from cookiecutter.main import cookiecutter
+from cookiecutter.exceptions import FailedHookException  # type: ignore[import-untyped]
+from cookiecutter.main import cookiecutter  # type: ignore[import-untyped]
 
 from taskctx.testing import SourceContract
 from tests.core.test_author_surface import surface_problems

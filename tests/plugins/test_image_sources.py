@@ -38,6 +38,7 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
+from taskctx.testing import make_png
 from tests.core import image_samples as samples
 from tests.plugins.repo.conftest import make_repo
 from tests.plugins.skills.conftest import write_skill
@@ -198,7 +199,7 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "png-just-over-the-limit": lambda: samples.png_1bit(5000, 5001),
     "jpeg-truncated": lambda: _jpeg()[: len(_jpeg()) * 2 // 3],
     "png-garbage": lambda: b"\x89PNG\r\n\x1a\ngarbage" * 3,
-    "png-corrupt-idat": lambda: samples.make_png(4, 4, idat=b"not zlib data at all"),
+    "png-corrupt-idat": lambda: make_png(4, 4, idat=b"not zlib data at all"),
     "gif-bomb": samples.gif_bomb,
     "gif-frame-outside": samples.gif_frame_outside,
     "webp-lying-canvas": samples.webp_lying_canvas,

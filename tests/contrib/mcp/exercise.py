@@ -92,7 +92,7 @@ async def exercise(client: Client) -> dict[str, Any]:
             continue  # called below, with read_context's cursor
         results[name] = [await client.call_tool(name, args) for args in calls]
         if name == "read_context":
-            context_cursor = results[name][0].structured_content["cursor"]  # type: ignore[index]
+            context_cursor = results[name][0].structured_content["cursor"]
             results["read_next"] = [
                 await client.call_tool("read_next", {"cursor": context_cursor}),
                 await client.call_tool("read_next", {"cursor": tamper(context_cursor)}),

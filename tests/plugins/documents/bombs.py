@@ -294,12 +294,13 @@ def pdf_file_with_object_streams(plain: list[bytes], packed: list[list[bytes]]) 
         for index in range(len(group)):
             rows.insert(first + index, (2, stream_number, index))
     for first, group in streams:
-        offsets, body = [], bytearray()
+        offsets: list[int] = []
+        stream_body = bytearray()
         for item in group:
-            offsets.append(len(body))
-            body += item + b"\n"
+            offsets.append(len(stream_body))
+            stream_body += item + b"\n"
         header = b" ".join(b"%d %d" % (first + i, offsets[i]) for i in range(len(group))) + b"\n"
-        data = flate(b" " * MIB, 30, prefix=bytes(header + body))
+        data = flate(b" " * MIB, 30, prefix=bytes(header + stream_body))
         rows.append((1, len(out), 0))
         out += b"%d 0 obj\n" % (len(rows) - 1)
         entries = b"/Type /ObjStm /N %d /First %d" % (len(group), len(header))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from taskctx_memory import SessionMemorySource, WorkingState
+from taskctx_memory import ProviderMemorySource, SessionMemorySource, WorkingState
 from taskctx_records import RecordStore
 
 from taskctx import (
@@ -42,14 +42,16 @@ def host() -> PluginHost:
     return host
 
 
-def read(source: SessionMemorySource, path: str, version: str | None = None) -> str:
+def read(
+    source: SessionMemorySource | ProviderMemorySource, path: str, version: str | None = None
+) -> str:
     """The text of an exact read of ``path``."""
     result = run(source.async_read_exact(ContextRef(binding="memory", path=path, version=version)))
     assert result.text is not None
     return result.text
 
 
-def listing(source: SessionMemorySource, **request: Any) -> DescriptorPage:
+def listing(source: SessionMemorySource | ProviderMemorySource, **request: Any) -> DescriptorPage:
     """One page of descriptors."""
     return run(source.async_enumerate_descriptors(EnumerationRequest(**request)))
 

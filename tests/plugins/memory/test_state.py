@@ -288,7 +288,7 @@ def test_projection_settings_shape_what_is_shown(store: RecordStore) -> None:
 def test_bad_configuration_values_raise_naming_the_field(field: str, bad: object) -> None:
     """A negative, non-numeric, fractional, None or list setting raises naming its field."""
     with pytest.raises(ValidationError, match=field):
-        WorkingStateConfiguration(**{field: bad})  # type: ignore[arg-type]
+        WorkingStateConfiguration(**{field: bad})
 
 
 def test_projection_chars_below_the_minimum_is_refused() -> None:
