@@ -22,6 +22,7 @@ from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
 from taskctx_records import links as record_links
 from taskctx_records import snapshots as named_snapshots
+from taskctx_records.bounded import bounded_row, bounded_slice
 from taskctx_records.budget import (
     DEFAULT_MATERIALIZATION_LIMIT,
     MaterializationBudget,
@@ -275,31 +276,8 @@ class RecordStore:
             raise ValueError("offset and limit must not be negative")
         revision = self._pin(at_revision)
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT content_type, CAST(content AS BLOB) AS raw, sha256, size, version, "
-                "revision, deleted FROM records WHERE id = ? AND revision <= ? "
-                "ORDER BY version DESC LIMIT 1",
-                (record_id, revision),
-            ).fetchone()
-        if row is None or row["deleted"]:
-            raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
-        content_type, raw = row["content_type"], bytes(row["raw"] or b"")
-        common: dict[str, Any] = {
-            "record_id": record_id,
-            "offset": offset,
-            "sha256": row["sha256"],
-            "size": row["size"],
-            "version": row["version"],
-            "revision": row["revision"],
-        }
-        # sliced in Python: SQLite's substr() and length() stop at a NUL in text
-        end = None if limit is None else offset + limit
-        if content_type == "bytes":
-            piece = raw[offset:end]
-            return BoundedRead(data=piece, eof=offset + len(piece) >= len(raw), **common)
-        text = raw.decode("utf-8")
-        cut = text[offset:end]
-        return BoundedRead(text=cut, chars=len(text), eof=offset + len(cut) >= len(text), **common)
+            row = bounded_row(conn, record_id, revision)
+        return bounded_slice(row, record_id, offset, limit)
 
     # -- queries --------------------------------------------------------------------------
 
