@@ -340,6 +340,19 @@ class RecordStore:
         limit: int = 500,
     ) -> list[Record]:
         """Records alive at ``at_revision`` in scope, ordered by id, after ``after_id``."""
+        rows = self.visible_rows(scope, collections, at_revision, after_id, limit)
+        return [row_to_record(row) for row in rows]
+
+    def visible_rows(
+        self,
+        scope: Mapping[str, Any] | None,
+        collections: Sequence[str] | None,
+        at_revision: int,
+        after_id: RecordId | None = None,
+        limit: int = 500,
+    ) -> list[sqlite3.Row]:
+        """The rows :meth:`iter_visible` makes its Records of (:data:`RECORD_COLUMNS`, stored
+        values undecoded), for a reader that needs only some of their fields."""
         after_id = None if after_id is None else record_id_of(after_id, "after_id")
         spec = QuerySpec(
             scope=scope_pairs(scope),
@@ -347,8 +360,7 @@ class RecordStore:
         )
         self._budget.charge("iter_visible", limit)
         with self._read() as conn:
-            rows = fetch_page(conn, spec, self._pin(at_revision), after_id, limit)
-        return [row_to_record(row) for row in rows]
+            return fetch_page(conn, spec, self._pin(at_revision), after_id, limit)
 
     def pinned_view(
         self,
