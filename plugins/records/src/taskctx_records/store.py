@@ -194,6 +194,12 @@ class RecordStore:
         record_id: RecordId | None = None,
     ) -> RecordRef:
         """Write a record (a new version when ``record_id`` names an existing one)."""
+        if record_id is None:  # checked and encoded before the write lock is taken
+            new = prepare_new(
+                content, collection=collection, kind=kind, scope=scope, source=source, meta=meta
+            )
+            with self._write() as conn:
+                return write_new(conn, new, utc_now())
         item = PutItem.checked(
             content,
             collection=collection,
@@ -203,12 +209,8 @@ class RecordStore:
             meta=meta,
             record_id=record_id,
         )
-        if item.record_id is not None:
-            with self._write() as conn:
-                return write_versions(conn, [item], utc_now())[0]
-        new = prepare_new(item)  # encoded before the write lock is taken
         with self._write() as conn:
-            return write_new(conn, new, utc_now())
+            return write_versions(conn, [item], utc_now())[0]
 
     def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
         """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""
