@@ -32,7 +32,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
-from taskctx_records.content import decode, pretty_json, unchecked_canonical_json
+from taskctx_records.content import decode, loads_stored, pretty_json, unchecked_canonical_json
 from taskctx_records.rendered import Rendered, RenderedCache
 from taskctx_records.values import (
     format_content_version,
@@ -186,8 +186,8 @@ class RecordSource:
             row["id"],
             row["collection"],
             row["kind"],
-            json.loads(row["scope"]),
-            json.loads(row["meta"]),
+            loads_stored(row["scope"]),
+            loads_stored(row["meta"]),
             content_type,
             decode(content_type, row["content"]),
             row["sha256"],
