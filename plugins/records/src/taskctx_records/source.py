@@ -208,6 +208,7 @@ class RecordSource:
         size: int,
         revision: int,
     ) -> Rendered:
+        """The rendering of the version with these fields (``content`` decoded)."""
         text, data, problem = _deliverable(record_id, content_type, content)
         if text is not None:
             media_type = "application/json" if content_type == "json" else "text/plain"
