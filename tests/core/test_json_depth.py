@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -74,6 +75,29 @@ def test_tuples_and_wide_values_count_levels_not_items() -> None:
     with pytest.raises(TypeError, match=MESSAGE):
         check_json_depth((nested(LIMIT, "list"),), "value")
     check_json_depth({"items": list(range(100_000)), "more": [{"a": 1}] * 1000}, "value")
+
+
+class _Scope(dict[str, Any]):
+    """A dict subclass: a Mapping, but not exactly a dict."""
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [MappingProxyType, _Scope, tuple],
+    ids=["mapping-proxy", "dict-subclass", "tuple"],
+)
+def test_containers_other_than_dict_and_list_count_levels(wrap: Callable[[Any], Any]) -> None:
+    """Any Mapping, list or tuple is a level, at the top and inside exact dicts and lists
+    (the walk checks exact dicts and lists first, every other container after)."""
+    inner = wrap({"k": 1}) if wrap is not tuple else (1,)
+    check_json_depth({"a": [inner]}, "value")
+    deep: Any = 1
+    for _ in range(LIMIT):
+        deep = wrap({"k": deep}) if wrap is not tuple else (deep,)
+    check_json_depth(deep, "value")
+    for too_deep in ([deep], {"a": deep}, wrap({"k": deep}) if wrap is not tuple else (deep,)):
+        with pytest.raises(TypeError, match=MESSAGE):
+            check_json_depth(too_deep, "value")
 
 
 def test_a_value_that_contains_itself_is_refused() -> None:

@@ -22,6 +22,7 @@ MAX_JSON_DEPTH = 100
 """The most arrays and objects a JSON value may nest (``[[1]]`` nests 2)."""
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = (Mapping, list, tuple)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
@@ -39,18 +40,21 @@ def check_json_depth(value: object, what: str, *, limit: int = MAX_JSON_DEPTH) -
     JSON at all is the caller's check). A value that contains itself is refused too.
     Iterative, so any depth fails cleanly, in time proportional to what is walked.
     """
-    if not isinstance(value, (Mapping, list, tuple)):
+    kind = value.__class__
+    if kind is not dict and kind is not list and not isinstance(value, _CONTAINERS):
         return
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > limit:
             _refuse_too_deep(value, what, limit)
-        children = item.values() if type(item) is dict or isinstance(item, Mapping) else item
+        children = item.values() if item.__class__ is dict or isinstance(item, Mapping) else item
         for child in children:
-            if child.__class__ in _SCALARS:  # the common case, without an ABC check
+            kind = child.__class__
+            if kind in _SCALARS:
                 continue
-            if isinstance(child, (Mapping, list, tuple)):
+            # exact dicts and lists first: an ABC check costs more than the whole walk
+            if kind is dict or kind is list or isinstance(child, _CONTAINERS):
                 stack.append((child, depth + 1))
 
 

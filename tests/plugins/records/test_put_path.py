@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from taskctx_records import RecordStore
+from taskctx_records import RecordStore, RecordStoreError
 from taskctx_records.schema import WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES
 
 from taskctx.errors import NotFoundError
@@ -245,3 +245,27 @@ def test_read_write_connections_checkpoint_at_the_larger_limit(tmp_path: Path) -
         reader._conn.execute("INSERT INTO store_state VALUES (2, 0, 'x')")
     reader.close()
     store.close()
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["new record", "named record"])
+def test_a_write_failing_inside_its_transaction_rolls_back_and_is_a_store_error(
+    tmp_path: Path, named: bool
+) -> None:
+    """SQLite refusing a row mid-put (here a trigger) raises RecordStoreError naming the
+    database, never a raw sqlite3 error; the transaction is rolled back (revision and rows
+    as before) and the write lock released, so the next put writes normally."""
+    store = RecordStore(tmp_path)
+    store.put("first", collection="c", scope={"k": "v"}, record_id="named")
+    before = _counts(store)
+    store._conn.execute(
+        "CREATE TEMP TRIGGER refuse BEFORE INSERT ON record_scope "
+        "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+    )
+    with pytest.raises(RecordStoreError, match="refused by the test") as error:
+        store.put("x", collection="c", scope={"k": "v"}, record_id="named" if named else None)
+    assert not isinstance(error.value, sqlite3.Error)
+    assert str(store.path) in str(error.value)
+    assert _counts(store) == before
+    assert not store._conn.in_transaction
+    store._conn.execute("DROP TRIGGER refuse")
+    assert store.put("after", collection="c", scope={"k": "v"}).revision == before[0] + 1

@@ -35,7 +35,7 @@ from taskctx.model import (
     Enumeration,
     SourceCoverage,
 )
-from taskctx_records.content import canonical_json, decode
+from taskctx_records.content import canonical_json, decode, loads_stored
 from taskctx_records.values import QueryPage, Record
 
 __all__ = [
@@ -273,9 +273,9 @@ def row_to_record(row: sqlite3.Row) -> Record:
         id=row["id"],
         collection=row["collection"],
         kind=row["kind"],
-        scope=json.loads(row["scope"]),
+        scope=loads_stored(row["scope"]),
         source=row["source"],
-        meta=json.loads(row["meta"]),
+        meta=loads_stored(row["meta"]),
         content_type=content_type,
         content=decode(content_type, row["content"]),
         sha256=row["sha256"],

@@ -40,6 +40,7 @@ __all__ = [
     "migrate",
     "open_database",
     "translate_errors",
+    "translated_error",
 ]
 
 BUSY_TIMEOUT_S = 30.0
@@ -222,10 +223,12 @@ class _TranslateErrors:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if isinstance(exc, sqlite3.Error):
-            raise _translated(self.path, exc) from exc
+            raise translated_error(self.path, exc) from exc
 
 
-def _translated(path: Path, exc: sqlite3.Error) -> RecordStoreError:
+def translated_error(path: Path, exc: sqlite3.Error) -> RecordStoreError:
+    """The RecordStoreError an sqlite3 error on ``path`` is raised as (corruption: its
+    subclass RecordStoreCorruptError)."""
     message = str(exc)
     if any(marker in message.lower() for marker in _CORRUPT_MARKERS):
         return RecordStoreCorruptError(

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
-from taskctx_records.content import pretty_json, unchecked_canonical_json
+from taskctx_records.content import decode, loads_stored, pretty_json, unchecked_canonical_json
 from taskctx_records.rendered import Rendered, RenderedCache
 from taskctx_records.values import (
     format_content_version,
@@ -50,29 +51,37 @@ __all__ = ["RecordSource", "record_text"]
 
 def record_text(record: Record) -> str | None:
     """What a model reads of a record: text as is, JSON pretty-printed, bytes: nothing."""
-    if record.content_type == "text":
-        return str(record.content)
-    if record.content_type == "json":
-        return pretty_json(record.content) + "\n"
+    return _text_of(record.content_type, record.content)
+
+
+def _text_of(content_type: str, content: Any) -> str | None:
+    """:func:`record_text` of decoded content of ``content_type``."""
+    if content_type == "text":
+        return str(content)
+    if content_type == "json":
+        return pretty_json(content) + "\n"
     return None
 
 
-def _deliverable(record: Record) -> tuple[str | None, bytes, Problem | None]:
-    """A record's text when it may enter as text, its bytes, and why text may not.
+def _deliverable(
+    record_id: str, content_type: str, content: Any
+) -> tuple[str | None, bytes, Problem | None]:
+    """A record's text when it may enter as text, its bytes when it may not, and why.
 
     Text holding a NUL character never enters (plain text never holds NUL): it is
     reference only, like bytes, with an ``invalid_text`` problem naming the offset.
+    Deliverable text comes with no bytes (nothing reads them: a read of text is text).
     """
-    text = record_text(record)
+    text = _text_of(content_type, content)
     if text is None:
-        data = record.content if isinstance(record.content, bytes) else b""
+        data = content if isinstance(content, bytes) else b""
         return None, data, None
     nul = text_nul(text)
     if nul is None:
-        return text, text.encode("utf-8"), None
+        return text, b"", None
     problem = Problem(
         code=ProblemCode.INVALID_TEXT,
-        message=f"record {record.id}: its text holds a NUL character at offset {nul}",
+        message=f"record {record_id}: its text holds a NUL character at offset {nul}",
     )
     return None, text.encode("utf-8"), problem
 
@@ -156,47 +165,75 @@ class RecordSource:
 
     def _render(self, record: Record) -> Rendered:
         """The record's descriptor and deliverable text or bytes, made once for both."""
-        text, data, problem = _deliverable(record)
-        return Rendered(
-            self._descriptor(record, text, data, problem),
-            collection=record.collection,
-            scope=record.scope,
-            text=text,
-            data=data,
+        return self._rendered(
+            record.id,
+            record.collection,
+            record.kind,
+            record.scope,
+            record.meta,
+            record.content_type,
+            record.content,
+            record.sha256,
+            record.size,
+            record.revision,
         )
 
-    def _kept(self, record: Record) -> SourceDescriptor:
-        """The descriptor of an enumerated record, its rendering kept for the sync's read."""
-        rendered = self._render(record)
-        self.rendered.keep(rendered)
-        return rendered.descriptor
+    def _render_row(self, row: sqlite3.Row) -> Rendered:
+        """:meth:`_render` of the Record ``row`` makes (a row of ``RECORD_COLUMNS``), from
+        only the columns a rendering needs: no Record is validated, no timestamp parsed."""
+        content_type = row["content_type"]
+        return self._rendered(
+            row["id"],
+            row["collection"],
+            row["kind"],
+            loads_stored(row["scope"]),
+            loads_stored(row["meta"]),
+            content_type,
+            decode(content_type, row["content"]),
+            row["sha256"],
+            row["size"],
+            row["revision"],
+        )
 
-    def _descriptor(
-        self, record: Record, text: str | None, data: bytes, problem: Problem | None
-    ) -> SourceDescriptor:
+    def _rendered(
+        self,
+        record_id: str,
+        collection: str,
+        kind: str | None,
+        scope: Mapping[str, Any],
+        meta: Mapping[str, Any],
+        content_type: str,
+        content: Any,
+        sha256: str,
+        size: int,
+        revision: int,
+    ) -> Rendered:
+        """The rendering of the version with these fields (``content`` decoded)."""
+        text, data, problem = _deliverable(record_id, content_type, content)
         if text is not None:
-            media_type = "application/json" if record.content_type == "json" else "text/plain"
+            media_type = "application/json" if content_type == "json" else "text/plain"
             representation = Representation.TEXT
         else:
             media_type = classify_bytes(None, data).media_type
             representation = Representation.REFERENCE_ONLY
-        title = f"{record.collection}/{record.kind}" if record.kind else record.collection
-        return SourceDescriptor(
-            path=record.id,
-            title=f"{title} {record.id}",
+        title = f"{collection}/{kind}" if kind else collection
+        descriptor = SourceDescriptor(
+            path=record_id,
+            title=f"{title} {record_id}",
             media_type=media_type,
-            size=record.size,
+            size=size,
             chars=len(text) if text is not None else None,
-            content_version=format_content_version(record.revision, record.sha256),
+            content_version=format_content_version(revision, sha256),
             representation=representation,
             problem=problem,
-            metadata={
-                "collection": record.collection,
-                "kind": record.kind,
-                "scope": record.scope,
-                "meta": record.meta,
-            },
+            metadata={"collection": collection, "kind": kind, "scope": scope, "meta": meta},
         )
+        return Rendered(descriptor, collection=collection, scope=scope, text=text, data=data)
+
+    def _kept(self, rendered: Rendered) -> SourceDescriptor:
+        """The descriptor of an enumerated record, its rendering kept for the sync's read."""
+        self.rendered.keep(rendered)
+        return rendered.descriptor
 
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
         """Records alive at the revision asked for (else the current one), by id; ids starting
@@ -206,20 +243,24 @@ class RecordSource:
             if request.cursor is None:  # a new enumeration: what the last one kept is done
                 self.rendered.clear()
             at = self._at(request.revision)
-            records = self.store.iter_visible(
+            listed = self.store.visible_rows(
                 self.scope or None,
                 self.collections,
                 at,
                 after_id=request.cursor,
                 limit=request.page_size + 1,
             )
-            more = len(records) > request.page_size
-            records = records[: request.page_size]
+            more = len(listed) > request.page_size
+            listed = listed[: request.page_size]
             prefix = request.path_prefix or ""
             return DescriptorPage(
-                descriptors=tuple(self._kept(r) for r in records if r.id.startswith(prefix)),
+                descriptors=tuple(
+                    self._kept(self._render_row(row))
+                    for row in listed
+                    if row["id"].startswith(prefix)
+                ),
                 revision=format_revision(at),
-                next_cursor=records[-1].id if more and records else None,
+                next_cursor=listed[-1]["id"] if more and listed else None,
             )
 
         return await asyncio.to_thread(page)
@@ -238,7 +279,7 @@ class RecordSource:
             for record_id in self.store.touched_ids(start, until):
                 now = self._alive(record_id, until)
                 if now is not None:
-                    upserts.append(self._kept(now))
+                    upserts.append(self._kept(self._render(now)))
                 elif self._alive(record_id, start) is not None:
                     deletes.append((record_id, None))
             return ChangeSet(
@@ -272,13 +313,13 @@ class RecordSource:
 
         def read() -> ExactRead:
             rendered = self.rendered.take(ref.path, ref.version)
-            if rendered is None:
-                try:
-                    record = self.store.get(ref.path, at_revision=_revision_of(ref.version))
-                except NotFoundError:
-                    raise NotFoundError(f"record {ref.path!r} is not in the store") from None
-                rendered = self._render(record)
-            return self._exact(ref, rendered, limit)
+            if rendered is not None:
+                return self._exact(ref, rendered, limit, enumerated=True)
+            try:
+                record = self.store.get(ref.path, at_revision=_revision_of(ref.version))
+            except NotFoundError:
+                raise NotFoundError(f"record {ref.path!r} is not in the store") from None
+            return self._exact(ref, self._render(record), limit)
 
         return await asyncio.to_thread(read)
 
@@ -300,23 +341,30 @@ class RecordSource:
             answers: list[ExactRead | Exception] = []
             for ref, rendered in zip(refs, kept, strict=True):
                 try:
-                    if rendered is None:
-                        record = next(records)
-                        if isinstance(record, NotFoundError):
-                            raise NotFoundError(f"record {ref.path!r} is not in the store")
-                        if isinstance(record, Exception):
-                            raise record
-                        rendered = self._render(record)
-                    answers.append(self._exact(ref, rendered, limit))
+                    if rendered is not None:
+                        answers.append(self._exact(ref, rendered, limit, enumerated=True))
+                        continue
+                    record = next(records)
+                    if isinstance(record, NotFoundError):
+                        raise NotFoundError(f"record {ref.path!r} is not in the store")
+                    if isinstance(record, Exception):
+                        raise record
+                    answers.append(self._exact(ref, self._render(record), limit))
                 except Exception as exc:  # one ref's failure is its answer
                     answers.append(exc)
             return answers
 
         return await asyncio.to_thread(read_all)
 
-    def _exact(self, ref: ContextRef, rendered: Rendered, limit: int | None) -> ExactRead:
-        """The read of a rendered record for ``ref``: refused outside the scope, else bounded."""
-        if not self._visible(rendered.collection, rendered.scope):
+    def _exact(
+        self, ref: ContextRef, rendered: Rendered, limit: int | None, *, enumerated: bool = False
+    ) -> ExactRead:
+        """The read of a rendered record for ``ref``: refused outside the scope, else bounded.
+
+        ``enumerated``: the rendering is one this source kept while listing its scope
+        (enumeration's SQL or the journal's ``_visible``), so it is in scope already.
+        """
+        if not enumerated and not self._visible(rendered.collection, rendered.scope):
             raise PolicyError(
                 f"record {ref.path!r} is outside this source's scope "
                 f"{self.scope or '{}'} / collections {self.collections}"

@@ -22,6 +22,7 @@ from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
 from taskctx_records import links as record_links
 from taskctx_records import snapshots as named_snapshots
+from taskctx_records.bounded import bounded_row, bounded_slice
 from taskctx_records.budget import (
     DEFAULT_MATERIALIZATION_LIMIT,
     MaterializationBudget,
@@ -193,6 +194,12 @@ class RecordStore:
         record_id: RecordId | None = None,
     ) -> RecordRef:
         """Write a record (a new version when ``record_id`` names an existing one)."""
+        if record_id is None:  # checked and encoded before the write lock is taken
+            new = prepare_new(
+                content, collection=collection, kind=kind, scope=scope, source=source, meta=meta
+            )
+            with self._write() as conn:
+                return write_new(conn, new, utc_now())
         item = PutItem.checked(
             content,
             collection=collection,
@@ -202,12 +209,8 @@ class RecordStore:
             meta=meta,
             record_id=record_id,
         )
-        if item.record_id is not None:
-            with self._write() as conn:
-                return write_versions(conn, [item], utc_now())[0]
-        new = prepare_new(item)  # encoded before the write lock is taken
         with self._write() as conn:
-            return write_new(conn, new, utc_now())
+            return write_versions(conn, [item], utc_now())[0]
 
     def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
         """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""
@@ -275,31 +278,8 @@ class RecordStore:
             raise ValueError("offset and limit must not be negative")
         revision = self._pin(at_revision)
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT content_type, CAST(content AS BLOB) AS raw, sha256, size, version, "
-                "revision, deleted FROM records WHERE id = ? AND revision <= ? "
-                "ORDER BY version DESC LIMIT 1",
-                (record_id, revision),
-            ).fetchone()
-        if row is None or row["deleted"]:
-            raise NotFoundError(f"record {record_id!r} is absent at revision {revision}")
-        content_type, raw = row["content_type"], bytes(row["raw"] or b"")
-        common: dict[str, Any] = {
-            "record_id": record_id,
-            "offset": offset,
-            "sha256": row["sha256"],
-            "size": row["size"],
-            "version": row["version"],
-            "revision": row["revision"],
-        }
-        # sliced in Python: SQLite's substr() and length() stop at a NUL in text
-        end = None if limit is None else offset + limit
-        if content_type == "bytes":
-            piece = raw[offset:end]
-            return BoundedRead(data=piece, eof=offset + len(piece) >= len(raw), **common)
-        text = raw.decode("utf-8")
-        cut = text[offset:end]
-        return BoundedRead(text=cut, chars=len(text), eof=offset + len(cut) >= len(text), **common)
+            row = bounded_row(conn, record_id, revision)
+        return bounded_slice(row, record_id, offset, limit)
 
     # -- queries --------------------------------------------------------------------------
 
@@ -362,6 +342,19 @@ class RecordStore:
         limit: int = 500,
     ) -> list[Record]:
         """Records alive at ``at_revision`` in scope, ordered by id, after ``after_id``."""
+        rows = self.visible_rows(scope, collections, at_revision, after_id, limit)
+        return [row_to_record(row) for row in rows]
+
+    def visible_rows(
+        self,
+        scope: Mapping[str, Any] | None,
+        collections: Sequence[str] | None,
+        at_revision: int,
+        after_id: RecordId | None = None,
+        limit: int = 500,
+    ) -> list[sqlite3.Row]:
+        """The rows :meth:`iter_visible` makes its Records of (:data:`RECORD_COLUMNS`, stored
+        values undecoded), for a reader that needs only some of their fields."""
         after_id = None if after_id is None else record_id_of(after_id, "after_id")
         spec = QuerySpec(
             scope=scope_pairs(scope),
@@ -369,8 +362,7 @@ class RecordStore:
         )
         self._budget.charge("iter_visible", limit)
         with self._read() as conn:
-            rows = fetch_page(conn, spec, self._pin(at_revision), after_id, limit)
-        return [row_to_record(row) for row in rows]
+            return fetch_page(conn, spec, self._pin(at_revision), after_id, limit)
 
     def pinned_view(
         self,

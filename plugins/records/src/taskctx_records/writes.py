@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from taskctx.errors import NotFoundError
 from taskctx_records.content import Encoded, canonical_json, encode, unchecked_canonical_json
 from taskctx_records.query import scope_pairs
-from taskctx_records.schema import OPEN_END, translate_errors
+from taskctx_records.schema import OPEN_END, translated_error
 from taskctx_records.values import RecordRef, record_id_of
 
 __all__ = [
@@ -74,24 +74,26 @@ class WriteTransaction:
     def __enter__(self) -> sqlite3.Connection:
         self.lock.acquire()
         try:
-            with translate_errors(self.path):
-                self.conn.execute("BEGIN IMMEDIATE")
-        except BaseException:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:
             self.lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise translated_error(self.path, exc) from exc
             raise
         return self.conn
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        # what translate_errors does, inline: every write enters and leaves one of these
         try:
-            with translate_errors(self.path):
-                self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
+            self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
+        except sqlite3.Error as error:
+            raise translated_error(self.path, error) from error
         finally:
             self.lock.release()
         if isinstance(exc, sqlite3.Error):
-            with translate_errors(self.path):
-                raise exc
+            raise translated_error(self.path, exc) from exc
 
 
 _second_stamp: tuple[int, str] = (-1, "")
@@ -120,6 +122,16 @@ _AUTOMATIC_ID = re.compile(r"rec_\d{16}")
 def new_record_id(revision: int) -> str:
     """The id of a record created at ``revision``."""
     return f"rec_{revision:016d}"
+
+
+def _check_fields(collection: Any, scope: object, meta: object) -> None:
+    """Refuse a missing collection, or a scope or meta that is not a JSON object."""
+    if not isinstance(collection, str) or not collection:
+        raise ValueError("put needs collection=: a non-empty name such as 'observations'")
+    if scope is not None and scope.__class__ is not dict and not isinstance(scope, Mapping):
+        raise TypeError("scope must be a JSON object (a mapping), e.g. {'task_id': 'x'}")
+    if meta is not None and meta.__class__ is not dict and not isinstance(meta, Mapping):
+        raise TypeError("meta must be a JSON object (a mapping)")
 
 
 @dataclass(frozen=True)
@@ -168,12 +180,7 @@ class PutItem:
     ) -> PutItem:
         """Validate put's arguments (collection required, scope/meta JSON objects; a
         ``record_id`` is an id, a RecordRef or a Record)."""
-        if not isinstance(collection, str) or not collection:
-            raise ValueError("put needs collection=: a non-empty name such as 'observations'")
-        if scope is not None and not isinstance(scope, Mapping):
-            raise TypeError("scope must be a JSON object (a mapping), e.g. {'task_id': 'x'}")
-        if meta is not None and not isinstance(meta, Mapping):
-            raise TypeError("meta must be a JSON object (a mapping)")
+        _check_fields(collection, scope, meta)
         named = None if record_id is None else record_id_of(record_id, "record_id")
         if named == "":
             raise ValueError("record_id must be a non-empty string")
@@ -306,19 +313,22 @@ def _version_of(item: PutItem, record_id: str, previous: _Latest | None) -> _Ver
             f"record {record_id!r} is in collection {previous.collection!r}; a record "
             f"keeps its collection (asked {collection!r})"
         )
-    encoded = encode(item.content)
-    scope_json, pairs = _scope_fields(item.scope)
-    meta_json = canonical_json(dict(item.meta), "record meta") if item.meta else "{}"
-    return _Version(
-        collection,
-        scope_json,
-        meta_json,
-        item.kind,
-        item.source,
-        pairs,
-        encoded,
-        encoded.stored,
-    )
+    return _new_version(item.content, collection, item.kind, item.scope, item.source, item.meta)
+
+
+def _new_version(
+    content: Any,
+    collection: str,
+    kind: str | None,
+    scope: Mapping[str, Any] | None,
+    source: str | None,
+    meta: Mapping[str, Any] | None,
+) -> _Version:
+    """A version holding ``content``: encoded, scope and meta as stored JSON."""
+    encoded = encode(content)
+    scope_json, pairs = _scope_fields(scope)
+    meta_json = canonical_json(dict(meta), "record meta") if meta else "{}"
+    return _Version(collection, scope_json, meta_json, kind, source, pairs, encoded, encoded.stored)
 
 
 _ScopeFields = tuple[str, tuple[tuple[str, str], ...]]
@@ -338,11 +348,14 @@ def _scope_fields(scope: Mapping[str, Any] | None) -> _ScopeFields:
     if not scope:
         return "{}", ()
     whole = dict(scope)
-    key: tuple[tuple[str, type, object], ...] | None = None
-    if all(
-        name.__class__ is str and value.__class__ in _SCOPE_SCALARS for name, value in whole.items()
-    ):
-        key = tuple((name, value.__class__, value) for name, value in whole.items())
+    parts: list[tuple[str, type, object]] = []
+    for name, value in whole.items():
+        kind = value.__class__
+        if name.__class__ is not str or kind not in _SCOPE_SCALARS:
+            break
+        parts.append((name, kind, value))
+    key = tuple(parts) if len(parts) == len(whole) else None
+    if key is not None:
         known = _SCOPE_CACHE.get(key)
         if known is not None:
             return known
@@ -356,9 +369,19 @@ def _scope_fields(scope: Mapping[str, Any] | None) -> _ScopeFields:
     return fields
 
 
-def prepare_new(item: PutItem) -> _Version:
-    """The version a put of a new, unnamed record writes: encoded, with no lock held."""
-    return _version_of(item, "", None)
+def prepare_new(
+    content: Any,
+    *,
+    collection: Any,
+    kind: str | None,
+    scope: Mapping[str, Any] | None,
+    source: str | None,
+    meta: Mapping[str, Any] | None,
+) -> _Version:
+    """The version a put of a new, unnamed record writes: its arguments checked as
+    :meth:`PutItem.checked` checks them, then encoded, with no lock held."""
+    _check_fields(collection, scope, meta)
+    return _new_version(content, collection, kind, scope, source, meta)
 
 
 def write_new(conn: sqlite3.Connection, new: _Version, now: str) -> RecordRef:
