@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -12,11 +13,11 @@ from taskctx.cli import main
 ENV = {"TASKCTX_LOAD_PLUGINS": "taskctx-records"}
 
 
-def invoke(*args: str) -> dict[str, object]:
+def invoke(*args: str) -> dict[str, Any]:
     """Run a records command and parse its JSON output."""
     result = CliRunner().invoke(main, ["records", *args], env=ENV)
     assert result.exit_code == 0, result.output
-    parsed: dict[str, object] = json.loads(result.output)
+    parsed: dict[str, Any] = json.loads(result.output)
     return parsed
 
 
@@ -37,7 +38,7 @@ def test_put_get_query_round_trip(tmp_path: Path) -> None:
     record = invoke("get", "--root", root, str(ref["id"]))
     assert record["content"] == {"status": "failed"}
     page = invoke("query", "--root", root, "--scope", '{"task_id": "t1"}')
-    assert [r["id"] for r in page["records"]] == [ref["id"]]  # type: ignore[index, union-attr]
+    assert [r["id"] for r in page["records"]] == [ref["id"]]
 
 
 def test_events_page(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_events_page(tmp_path: Path) -> None:
     store = RecordStore(tmp_path)
     store.append_event("review", "started", {"by": "planner"}, task_id="t1")
     page = invoke("events", "--root", str(tmp_path), "--task-id", "t1")
-    assert len(page["events"]) == 1  # type: ignore[arg-type]
+    assert len(page["events"]) == 1
 
 
 def test_bad_json_is_a_clear_error(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_both_queries_refuse_unknown_and_positional_extras(store: RecordStore) -
             with pytest.raises(TypeError):
                 query(colection="checks")  # type: ignore[call-arg]
             with pytest.raises(TypeError):
-                query("checks", None, None, None, "asc", 50, 3600, 5)  # type: ignore[misc]
+                query("checks", None, None, None, "asc", 50, 3600, 5)  # type: ignore[call-arg]
 
 
 def test_view_continues_its_own_cursor(store: RecordStore) -> None:
