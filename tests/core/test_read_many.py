@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from taskctx import ContextBudget, ContextReadIntent, PluginHost, StaleReaderError, TaskContext
-from taskctx.index import READ_BATCH, _batches
+from taskctx.indexfeed import READ_BATCH, _batches
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
