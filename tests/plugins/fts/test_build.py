@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from taskctx_fts import FtsProvider, tokenize
+from taskctx_fts.provider import OPTIMIZE_AFTER
 from taskctx_fts.schema import HASHSIZE
 from taskctx_fts.store import DB_NAME
 from taskctx_fts.tokenize import (
@@ -175,3 +176,32 @@ def test_partitions_hold_a_large_fts5_hashsize(tmp_path: Path) -> None:
     finally:
         again.close()
     assert _hashsize(tmp_path / DB_NAME) == HASHSIZE
+
+
+def _merged_after_each(chunks: int, size: int, directory: Path) -> list[int]:
+    """Apply ``chunks`` chunks of ``size`` new documents to a fresh partition in
+    ``directory``; the chunks after which the segments were merged (``optimize`` ends
+    with ``wal_checkpoint(TRUNCATE)``, which empties the WAL; a plain commit leaves it)."""
+    partition = FtsProvider().open_partition(KEY, directory)
+    wal = directory / f"{DB_NAME}-wal"
+    merged = []
+    try:
+        for number in range(chunks):
+            start = number * size
+            partition.apply(
+                [doc(f"d{n}", f"word{n % 97} text") for n in range(start, start + size)], []
+            )
+            if wal.stat().st_size == 0:
+                merged.append(number + 1)
+    finally:
+        partition.close()
+    return merged
+
+
+def test_merges_count_documents_across_chunks(tmp_path: Path) -> None:
+    """Chunks below OPTIMIZE_AFTER merge once their running count reaches it; after that
+    a merge waits until as many documents were written as the file held at the last one,
+    so a sync in many chunks merges a doubling index, not after every chunk."""
+    assert OPTIMIZE_AFTER == 1000
+    assert _merged_after_each(13, 400, tmp_path / "small") == [3, 6, 12]
+    assert _merged_after_each(9, 1000, tmp_path / "large") == [1, 2, 4, 8]
