@@ -46,7 +46,8 @@ OPTIMIZE_AFTER = 1000
 """Documents written through a partition (inserted, replaced or deleted) before it merges
 the FTS5 segments (``optimize``): at least this many, and at least as many as the file
 held at the last merge, so a sync applied in many chunks merges a doubling index a few
-times (each merge rewrites the whole index), not once per chunk."""
+times (each merge rewrites the whole index), not once per chunk. An apply of this many
+documents folds the WAL back in any case, so the WAL never stays a chunk large."""
 
 _NOT_SEARCHABLE = SearchResult(
     hits=(), considered=None, searchable=False, reasons=(NOT_SEARCHABLE,)
@@ -164,11 +165,14 @@ class FtsPartition:
         self.last_apply_seconds = time.perf_counter() - started
 
     def _merge_after(self, written: int) -> None:
-        """Count ``written`` documents; merge the segments once enough were written."""
+        """Count ``written`` documents; merge the segments once enough were written, and
+        fold the WAL back after any apply of ``OPTIMIZE_AFTER`` documents or more."""
         self._unmerged += written
         if self._unmerged >= max(OPTIMIZE_AFTER, self.cache.documents - self._unmerged):
             self.store.optimize()
             self._unmerged = 0
+        elif written >= OPTIMIZE_AFTER:
+            self.store.checkpoint()
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
         """Rank documents for ``query`` (within ``doc_ids``); the best ``limit``, or all."""
