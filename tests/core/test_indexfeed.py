@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from taskctx.index import ContextIndex, PartitionState, RevisionMovedError
-from taskctx.indexfeed import ApplyBound, chunked
+from taskctx.indexfeed import READ_BATCH, ApplyBound, chunked
 from taskctx.model import ContextRef, ExactRead, SourceDescriptor
 from taskctx.protocols import IndexDocument, PartitionKey
 from taskctx.testing import MemorySource
@@ -151,3 +151,42 @@ def test_a_document_larger_than_the_bound_goes_alone() -> None:
     assert list(chunked([], BOUND)) == []
     with pytest.raises(ValueError, match="positive"):
         ApplyBound(chars=0)
+
+
+def test_a_read_failing_midway_keeps_earlier_chunks_and_forgets_the_revision(
+    tmp_path: Path,
+) -> None:
+    """A read that raises stops the sync with its error; the chunks applied before it stay,
+    the state no longer claims its old revision (the partition no longer matches it), and
+    the next sync indexes only the rest."""
+    count = 2 * READ_BATCH + 50
+    source = MemorySource(numbered(count))
+    provider = SizedProvider()
+    index = ContextIndex(tmp_path, apply_bound=BOUND)
+    state = index.state(PartitionKey(binding_id="b", source_identity="s", provider="r"), provider)
+    failing: set[str] = set()
+
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+        if descriptor.path in failing:
+            failing.clear()
+            raise OSError("disk read error")
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+
+    async def run() -> PartitionState:
+        return await index.sync(state, source, await source.async_revision(), load_text)
+
+    asyncio.run(run())
+    for path, text in numbered(count, prefix="item", chars=99).items():
+        source.put(path, text)
+    failing.add(f"item-{READ_BATCH + 10:05d}.txt")  # in the second batch of reads
+    with pytest.raises(OSError, match="disk read error"):
+        asyncio.run(run())
+    applied = READ_BATCH // 10 * 10  # the first batch's full chunks of ten (new texts)
+    sizes = [len(d.text or "") for d in provider.partition.docs.values()]
+    assert sizes == [99] * applied + [100] * (count - applied)
+    assert state.revision is None
+    calls = len(provider.partition.applied)
+    asyncio.run(run())
+    later = [doc_id for upserts, _ in provider.partition.applied[calls:] for doc_id in upserts]
+    assert later == [f"item-{n:05d}.txt" for n in range(applied, count)]
+    assert state.revision == asyncio.run(source.async_revision())

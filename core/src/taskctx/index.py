@@ -298,18 +298,27 @@ class ContextIndex:
         progress: Progress | None = None,
     ) -> list[SourceDescriptor]:
         """Hand changed documents to the provider in chunks within ``apply_bound``; the
-        descriptors read at another content version than their own (not handed over)."""
+        descriptors read at another content version than their own (not handed over).
+
+        A sync that fails midway may leave earlier chunks applied: the state then forgets
+        its revision, as a stopped sync does, so no read trusts the partition to match it.
+        """
         if not upserts and not deletes:
             return []
-        return await feed(
-            state.partition,
-            state.provider.needs_text,
-            upserts,
-            deletes,
-            load_text,
-            progress,
-            self.apply_bound,
-        )
+        try:
+            return await feed(
+                state.partition,
+                state.provider.needs_text,
+                upserts,
+                deletes,
+                load_text,
+                progress,
+                self.apply_bound,
+            )
+        except BaseException:
+            state.revision = None
+            state.generation_seen = None
+            raise
 
     def candidates(
         self,
