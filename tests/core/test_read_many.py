@@ -9,15 +9,18 @@ from typing import Any
 import pytest
 
 from taskctx import ContextBudget, ContextReadIntent, PluginHost, StaleReaderError, TaskContext
-from taskctx.index import READ_BATCH, _batches
+from taskctx.candidates import Candidate
+from taskctx.indexfeed import READ_BATCH, _batches
 from taskctx.model import (
     ContextRef,
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
+    Representation,
     SourceDescriptor,
 )
 from taskctx.protocols import SupportsReadMany
+from taskctx.readback import READ_COST, ReadReuse
 from taskctx.testing import MemorySource
 from tests.core.sources import numbered
 from tests.core.test_index import RecordingProvider
@@ -177,3 +180,25 @@ def test_a_first_read_delivers_what_the_sync_read(tmp_path: Path) -> None:
     )
     assert [b.content for b in again.blocks] == [b.content for b in package.blocks]
     assert source.reads == len(items) + len(again.blocks)
+
+
+def test_kept_reads_count_their_objects_not_only_their_text() -> None:
+    """The reads a sync keeps for delivery are bounded by count too: each counts
+    READ_COST beyond its text, so many small records cannot pile up past the bound."""
+    reuse = ReadReuse(max_chars=5 * (10 + READ_COST))
+    for number in range(8):
+        path = f"r{number}"
+        candidate = Candidate(
+            ref=ContextRef(binding="b", path=path),
+            binding_id="b",
+            source_kind="memory",
+            role="source",
+            required=False,
+            media_type="text/plain",
+            representation=Representation.TEXT,
+            chars=10,
+            content_version="v",
+        )
+        reuse.keep(candidate, ExactRead.from_text(path, "x" * 10, None, content_version="v"))
+    assert len(reuse.reads) == 5
+    assert reuse.chars == 5 * (10 + READ_COST)

@@ -14,20 +14,27 @@ indexes the new bytes under their own version.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import attrs
 
-from taskctx.errors import StaleReaderError
+from taskctx.indexfeed import (
+    DEFAULT_BOUND,
+    READ_BATCH,
+    ApplyBound,
+    BatchTextLoader,
+    Progress,
+    TextLoader,
+    feed,
+)
 from taskctx.model import (
     ContextFilters,
     CoverageReason,
     DescriptorPage,
     Enumeration,
     EnumerationRequest,
-    ExactRead,
     SourceDescriptor,
 )
 from taskctx.partition import (
@@ -57,6 +64,7 @@ __all__ = [
     "INCREMENTAL_LIMIT",
     "NO_LEXICAL_PROVIDER",
     "READ_BATCH",
+    "ApplyBound",
     "BatchTextLoader",
     "CandidateSet",
     "ContextIndex",
@@ -65,43 +73,12 @@ __all__ = [
     "SortedDescriptors",
     "StructuralProvider",
     "SyncReport",
+    "TextLoader",
     "doc_id_of",
     "passes_filters",
 ]
 
 NO_LEXICAL_PROVIDER = CoverageReason.NO_LEXICAL_PROVIDER
-TextLoader = Callable[[SourceDescriptor], Awaitable[ExactRead | None]]
-"""Reads a descriptor's whole text for a provider that indexes text (None: not text).
-
-The read reports the content version of the bytes it came from (or raises
-StaleReaderError when the source refuses the pinned version); the index stores its text
-only when that is the descriptor's version."""
-READ_BATCH = 256
-"""How many documents a sync reads for indexing in one batched read (the descriptors of
-one item are never split across batches, so a file is read once for all its sections)."""
-
-
-@runtime_checkable
-class BatchTextLoader(Protocol):
-    """A TextLoader that also reads many descriptors at once (``Readback.text_loader``).
-
-    ``many`` answers each descriptor in order: its read, None (not text) or the exception
-    its read raised. A sync reads in batches through it; a plain TextLoader one by one.
-    """
-
-    async def __call__(self, descriptor: SourceDescriptor) -> ExactRead | None:
-        """One descriptor's whole text (None: not text)."""
-        ...
-
-    async def many(
-        self, descriptors: Sequence[SourceDescriptor]
-    ) -> Sequence[ExactRead | Exception | None]:
-        """The whole text of each descriptor, in order."""
-        ...
-
-
-Progress = Callable[[int, int], None]
-"""Called with (documents prepared, documents to prepare) while a sync indexes."""
 
 
 class RevisionMovedError(Exception):
@@ -188,6 +165,8 @@ class ContextIndex:
 
     directory: Path | None = None
     states: dict[PartitionKey, PartitionState] = attrs.field(factory=dict)
+    apply_bound: ApplyBound = DEFAULT_BOUND
+    """The most one ``apply`` call of a sync is handed (text characters, documents)."""
 
     def state(
         self,
@@ -318,49 +297,28 @@ class ContextIndex:
         load_text: TextLoader,
         progress: Progress | None = None,
     ) -> list[SourceDescriptor]:
-        """Hand changed documents (with text, if the provider needs it) to the provider.
+        """Hand changed documents to the provider in chunks within ``apply_bound``; the
+        descriptors read at another content version than their own (not handed over).
 
-        A document whose read came from other bytes than its descriptor's content version
-        is not handed over (text is never stored under a version it was not made from);
-        those descriptors are returned, and the caller stops the sync.
+        A sync that fails midway may leave earlier chunks applied: the state then forgets
+        its revision, as a stopped sync does, so no read trusts the partition to match it.
         """
         if not upserts and not deletes:
             return []
-        documents = []
-        moved: list[SourceDescriptor] = []
-        done = 0
-        for batch in _batches(upserts):
-            reads = await _read_batch(batch, load_text) if state.provider.needs_text else None
-            for position, descriptor in enumerate(batch):
-                done += 1
-                if progress is not None:
-                    progress(done, len(upserts))
-                text = None
-                if reads is not None:
-                    read = reads[position]
-                    if isinstance(read, StaleReaderError):  # the source refused the pin
-                        moved.append(descriptor)
-                        continue
-                    if isinstance(read, Exception):
-                        raise read
-                    if read is not None and read.content_version != descriptor.content_version:
-                        moved.append(descriptor)
-                        continue
-                    text = read.text if read is not None else None
-                documents.append(
-                    IndexDocument(
-                        doc_id=doc_id_of(*descriptor.key),
-                        path=descriptor.path,
-                        scope=descriptor.scope,
-                        title=descriptor.title,
-                        text=text,
-                        content_version=descriptor.content_version,
-                        media_type=descriptor.media_type,
-                        metadata=descriptor.metadata,
-                    )
-                )
-        state.partition.apply(documents, [doc_id_of(*key) for key in deletes])
-        return moved
+        try:
+            return await feed(
+                state.partition,
+                state.provider.needs_text,
+                upserts,
+                deletes,
+                load_text,
+                progress,
+                self.apply_bound,
+            )
+        except BaseException:
+            state.revision = None
+            state.generation_seen = None
+            raise
 
     def candidates(
         self,
@@ -421,35 +379,6 @@ class ContextIndex:
         for state in self.states.values():
             state.partition.close()
         self.states.clear()
-
-
-def _batches(descriptors: Sequence[SourceDescriptor]) -> list[Sequence[SourceDescriptor]]:
-    """``descriptors`` in batches of about READ_BATCH, never splitting one item's run."""
-    batches: list[Sequence[SourceDescriptor]] = []
-    start = 0
-    while start < len(descriptors):
-        end = min(start + READ_BATCH, len(descriptors))
-        while end < len(descriptors) and descriptors[end].path == descriptors[end - 1].path:
-            end += 1
-        batches.append(descriptors[start:end])
-        start = end
-    return batches
-
-
-async def _read_batch(
-    batch: Sequence[SourceDescriptor], load_text: TextLoader
-) -> Sequence[ExactRead | Exception | None]:
-    """The reads of one batch: one batched read, or one by one for a plain TextLoader
-    (whose exceptions other than StaleReaderError stop the sync as they are raised)."""
-    if isinstance(load_text, BatchTextLoader):
-        return await load_text.many(batch)
-    reads: list[ExactRead | Exception | None] = []
-    for descriptor in batch:
-        try:
-            reads.append(await load_text(descriptor))
-        except StaleReaderError as stale:
-            reads.append(stale)
-    return reads
 
 
 async def _stop_if_moved(

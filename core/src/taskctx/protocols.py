@@ -283,7 +283,14 @@ class IndexPartition(Protocol):
         ...
 
     def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
-        """Insert or replace ``upserts`` and remove ``deletes`` (doc ids)."""
+        """Insert or replace ``upserts`` and remove ``deletes`` (doc ids), atomically.
+
+        One sync may call it several times: the kernel hands documents over in chunks
+        of bounded text (``taskctx.indexfeed.ApplyBound``), the deletes with the first
+        call. Each call must be whole on its own; what earlier calls applied stays when
+        a later one fails or the sync stops, and ``indexed_versions()`` tells the next
+        sync what is held.
+        """
         ...
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from taskctx.entries import DirectEntry, SourceBinding
 
 __all__ = [
+    "READ_COST",
     "DescriptorLookup",
     "ReadReuse",
     "ReadScope",
@@ -153,6 +154,9 @@ def _served(source: ContextSource, method: str) -> str:
 
 
 ReuseKey = tuple[str, str, "str | None", str]
+READ_COST = 1024
+"""What a kept read counts beyond its text: its ExactRead, key and digests take about a
+kilobyte, so 45,000 small records would hold 50 MB while counting 4 million characters."""
 
 
 @attrs.define(slots=True)
@@ -162,7 +166,8 @@ class ReadReuse:
     A read kept here reported the pinned content version of its candidate, so delivering
     it (cut at the limit asked) proves the snapshot as a new read of that version would;
     it saves reading and hashing the item again. At most ``max_chars`` characters are
-    kept (what a read holds stays bounded however large the sync); the rest is read again.
+    kept, each read counting ``READ_COST`` more than its text (what a read holds stays
+    bounded however large the sync, and however small its items); the rest is read again.
     """
 
     max_chars: int = 4_000_000
@@ -181,10 +186,11 @@ class ReadReuse:
         key = self._key(candidate)
         if key is None or read.content_version != key[3] or read.text is None:
             return
-        if not read.complete or self.chars + len(read.text) > self.max_chars:
+        cost = len(read.text) + READ_COST
+        if not read.complete or self.chars + cost > self.max_chars:
             return
         self.reads[key] = read
-        self.chars += len(read.text)
+        self.chars += cost
 
     def holds(self, candidate: Candidate) -> bool:
         """Whether a read of ``candidate`` at its pinned version is kept."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from taskctx_fts import FtsProvider, tokenize
+from taskctx_fts.provider import OPTIMIZE_AFTER
 from taskctx_fts.schema import HASHSIZE
 from taskctx_fts.store import DB_NAME
 from taskctx_fts.tokenize import (
@@ -175,3 +176,49 @@ def test_partitions_hold_a_large_fts5_hashsize(tmp_path: Path) -> None:
     finally:
         again.close()
     assert _hashsize(tmp_path / DB_NAME) == HASHSIZE
+
+
+def _segments(db: Path) -> int:
+    """The FTS5 segments of the index in ``db``: its structure record (rowid 10 of
+    ``fts_data``) is a 4-byte cookie, then the varints nLevel, nSegment (both < 128 here)."""
+    conn = sqlite3.connect(db)
+    try:
+        (block,) = conn.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
+    finally:
+        conn.close()
+    assert block[4] < 128
+    assert block[5] < 128
+    return int(block[5])
+
+
+def _build_in_chunks(chunks: int, size: int, directory: Path) -> tuple[list[int], list[int]]:
+    """Apply ``chunks`` chunks of ``size`` new documents to a fresh partition in
+    ``directory``: the FTS5 segments after each chunk (each commit writes one; a merge
+    leaves one), and after which chunks the WAL was empty (folded back)."""
+    partition = FtsProvider().open_partition(KEY, directory)
+    segments, folded = [], []
+    try:
+        for number in range(chunks):
+            start = number * size
+            documents = [doc(f"d{n}", f"word{n % 97} text") for n in range(start, start + size)]
+            partition.apply(documents, [])
+            segments.append(_segments(directory / DB_NAME))
+            if (directory / f"{DB_NAME}-wal").stat().st_size == 0:
+                folded.append(number + 1)
+    finally:
+        partition.close()
+    return segments, folded
+
+
+def test_merges_count_documents_across_chunks(tmp_path: Path) -> None:
+    """Chunks below OPTIMIZE_AFTER merge once their running count reaches it; after that
+    a merge waits until as many documents were written as the file held at the last one,
+    so a sync in many chunks merges a doubling index, not after every chunk. An apply of
+    OPTIMIZE_AFTER documents or more folds the WAL back even when it does not merge."""
+    assert OPTIMIZE_AFTER == 1000
+    segments, folded = _build_in_chunks(13, 400, tmp_path / "small")
+    assert segments == [1, 2, 1, 2, 3, 1, 2, 3, 4, 5, 6, 1, 2]  # merged after 3, 6 and 12
+    assert folded == [3, 6, 12]
+    segments, folded = _build_in_chunks(9, 1000, tmp_path / "large")
+    assert segments == [1, 1, 2, 1, 2, 3, 4, 1, 2]  # merged after 1, 2, 4 and 8
+    assert folded == list(range(1, 10))

@@ -192,6 +192,29 @@ class IndexProviderContract:
         assert dict(partition.indexed_versions()) == versions
         assert partition.search("upload proxy", None, None).hits == before
 
+    def test_applies_in_chunks_equal_one_apply(
+        self, provider: IndexProvider, key: PartitionKey, partition: IndexPartition, tmp_path: Path
+    ) -> None:
+        """A sync may hand its documents over in several ``apply`` calls (bounded chunks,
+        the deletes with the first): the partition then holds and ranks as after one."""
+        chunked = provider.open_partition(key, tmp_path / "chunked")
+        try:
+            chunked.apply([_document("notes/garden.md", "v0")], [])
+            doc_ids = list(_CORPUS)
+            chunked.apply([_document(doc_ids[0])], ["notes/garden.md"])
+            for doc_id in doc_ids[1:]:
+                chunked.apply([_document(doc_id)], [])
+            assert dict(chunked.indexed_versions()) == dict(partition.indexed_versions())
+            for query in ("upload", "upload proxy", "tomatoes basil"):
+                one = partition.search(query, None, None)
+                several = chunked.search(query, None, None)
+                assert [h.doc_id for h in several.hits] == [h.doc_id for h in one.hits], query
+                for a, b in zip(several.hits, one.hits, strict=True):
+                    assert math.isclose(a.score, b.score, rel_tol=1e-9, abs_tol=1e-12), query
+                assert several.considered == one.considered
+        finally:
+            chunked.close()
+
     def test_documents_without_text(
         self, provider: IndexProvider, key: PartitionKey, tmp_path: Path
     ) -> None:

@@ -43,7 +43,11 @@ PROVIDER_VERSION = FORMAT
 NOT_SEARCHABLE = CoverageReason.QUERY_NOT_SEARCHABLE
 INDEX_REBUILT = CoverageReason.INDEX_REBUILT
 OPTIMIZE_AFTER = 1000
-"""An apply of at least this many documents merges the FTS5 segments afterwards."""
+"""Documents written through a partition (inserted, replaced or deleted) before it merges
+the FTS5 segments (``optimize``): at least this many, and at least as many as the file
+held at the last merge, so a sync applied in many chunks merges a doubling index a few
+times (each merge rewrites the whole index), not once per chunk. An apply of this many
+documents folds the WAL back in any case, so the WAL never stays a chunk large."""
 
 _NOT_SEARCHABLE = SearchResult(
     hits=(), considered=None, searchable=False, reasons=(NOT_SEARCHABLE,)
@@ -67,6 +71,7 @@ class FtsPartition:
         "_lock",
         "_results",
         "_results_at",
+        "_unmerged",
         "_writes",
         "cache",
         "fraction",
@@ -93,6 +98,7 @@ class FtsPartition:
         self.last_apply_seconds: float | None = None
         self._lock = threading.RLock()
         self._writes = 0
+        self._unmerged = 0  # documents written through this partition since its last merge
         self._results: dict[tuple[tuple[str, ...], int | None], SearchResult] = {}
         self._results_at: tuple[int, int] | None = None
 
@@ -154,9 +160,19 @@ class FtsPartition:
                     self._rebuild(error)
                 raise
             self.cache.apply(changes)
-            if len(documents) + len(deletes) >= OPTIMIZE_AFTER:
-                self.store.optimize()
+            del documents, changes  # the token copies need not live through a merge
+            self._merge_after(len(upserts) + len(deletes))
         self.last_apply_seconds = time.perf_counter() - started
+
+    def _merge_after(self, written: int) -> None:
+        """Count ``written`` documents; merge the segments once enough were written, and
+        fold the WAL back after any apply of ``OPTIMIZE_AFTER`` documents or more."""
+        self._unmerged += written
+        if self._unmerged >= max(OPTIMIZE_AFTER, self.cache.documents - self._unmerged):
+            self.store.optimize()
+            self._unmerged = 0
+        elif written >= OPTIMIZE_AFTER:
+            self.store.checkpoint()
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
         """Rank documents for ``query`` (within ``doc_ids``); the best ``limit``, or all."""

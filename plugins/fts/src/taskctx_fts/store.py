@@ -407,8 +407,12 @@ class FtsStore:
         return str(row[0] or ""), str(row[1] or "")
 
     def optimize(self) -> None:
-        """Merge FTS5 segments and fold the WAL back (after a large apply)."""
+        """Merge FTS5 segments into one and fold the WAL back."""
         self._conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+        self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the file and empty it (after a large apply)."""
         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

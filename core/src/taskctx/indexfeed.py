@@ -1,0 +1,236 @@
+"""The index feed: changed descriptors read and handed to a partition in bounded chunks.
+
+A sync reads what it indexes in batches of about ``READ_BATCH`` descriptors and turns
+each read into an ``IndexDocument``; documents go to the partition in chunks of at most
+``ApplyBound.chars`` characters of text and ``ApplyBound.documents`` documents, one
+``apply`` call (one provider transaction) per chunk. A chunk's texts are released once
+it is applied, so a first sync of a large corpus holds one chunk of texts at a time, not
+the corpus.
+
+Text is handed over only under the content version of the bytes it was read from: a
+read that reports another version is left out and its descriptor returned, so the sync
+stops (``taskctx.index``). What was applied before stays: each chunk is whole on its own,
+and ``indexed_versions()`` says what the partition holds for the next sync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from taskctx.errors import StaleReaderError
+from taskctx.model import ExactRead, SourceDescriptor
+from taskctx.partition import DescriptorKey, doc_id_of
+from taskctx.protocols import IndexDocument, IndexPartition
+
+__all__ = [
+    "APPLY_CHARS",
+    "APPLY_DOCUMENTS",
+    "DEFAULT_BOUND",
+    "READ_BATCH",
+    "ApplyBound",
+    "BatchTextLoader",
+    "DocumentChunks",
+    "Progress",
+    "TextLoader",
+    "chunked",
+    "feed",
+]
+
+TextLoader = Callable[[SourceDescriptor], Awaitable[ExactRead | None]]
+"""Reads a descriptor's whole text for a provider that indexes text (None: not text).
+
+The read reports the content version of the bytes it came from (or raises
+StaleReaderError when the source refuses the pinned version); the index stores its text
+only when that is the descriptor's version."""
+READ_BATCH = 256
+"""How many documents a sync reads for indexing in one batched read (the descriptors of
+one item are never split across batches, so a file is read once for all its sections)."""
+APPLY_CHARS = 16_000_000
+"""Characters of text one ``apply`` call is handed at most (unless one document alone
+holds more): what a sync holds in texts at once, before the provider's own copies."""
+APPLY_DOCUMENTS = 10_000
+"""Documents one ``apply`` call is handed at most (many small records hold little text
+but each document costs about a kilobyte of objects)."""
+Progress = Callable[[int, int], None]
+"""Called with (documents prepared, documents to prepare) while a sync indexes."""
+
+
+@runtime_checkable
+class BatchTextLoader(Protocol):
+    """A TextLoader that also reads many descriptors at once (``Readback.text_loader``).
+
+    ``many`` answers each descriptor in order: its read, None (not text) or the exception
+    its read raised. A sync reads in batches through it; a plain TextLoader one by one.
+    """
+
+    async def __call__(self, descriptor: SourceDescriptor) -> ExactRead | None:
+        """One descriptor's whole text (None: not text)."""
+        ...
+
+    async def many(
+        self, descriptors: Sequence[SourceDescriptor]
+    ) -> Sequence[ExactRead | Exception | None]:
+        """The whole text of each descriptor, in order."""
+        ...
+
+
+@attrs.define(slots=True, frozen=True)
+class ApplyBound:
+    """The most one ``apply`` call is handed: characters of text and documents."""
+
+    chars: int = APPLY_CHARS
+    documents: int = APPLY_DOCUMENTS
+
+    def __attrs_post_init__(self) -> None:
+        if self.chars < 1 or self.documents < 1:
+            raise ValueError(f"an apply bound must be positive, got {self!r}")
+
+
+DEFAULT_BOUND = ApplyBound()
+"""``APPLY_CHARS`` characters and ``APPLY_DOCUMENTS`` documents."""
+
+
+@attrs.define(slots=True)
+class DocumentChunks:
+    """Collects documents into chunks within ``bound``; a document larger than the
+    character bound goes alone."""
+
+    bound: ApplyBound = DEFAULT_BOUND
+    documents: list[IndexDocument] = attrs.field(factory=list)
+    chars: int = 0
+
+    def add(self, document: IndexDocument) -> list[IndexDocument] | None:
+        """Add ``document``; return the chunk it closed (not holding it), if any."""
+        size = len(document.text or "")
+        closed = None
+        if self.documents and (
+            self.chars + size > self.bound.chars or len(self.documents) >= self.bound.documents
+        ):
+            closed = self.take()
+        self.documents.append(document)
+        self.chars += size
+        return closed
+
+    def take(self) -> list[IndexDocument]:
+        """The documents collected so far (possibly none); the collection starts over."""
+        taken, self.documents, self.chars = self.documents, [], 0
+        return taken
+
+
+def chunked(
+    documents: Iterable[IndexDocument], bound: ApplyBound = DEFAULT_BOUND
+) -> Iterator[list[IndexDocument]]:
+    """``documents`` in order, in the chunks a sync would hand to ``apply``."""
+    chunks = DocumentChunks(bound)
+    for document in documents:
+        closed = chunks.add(document)
+        if closed is not None:
+            yield closed
+    last = chunks.take()
+    if last:
+        yield last
+
+
+@attrs.define(slots=True)
+class _Feed:
+    """One sync's apply calls: deletes go with the first call, and only once."""
+
+    partition: IndexPartition
+    deletes: list[str]
+
+    def apply(self, documents: Sequence[IndexDocument]) -> None:
+        if not documents and not self.deletes:
+            return
+        deletes, self.deletes = self.deletes, []
+        self.partition.apply(documents, deletes)
+
+
+async def feed(
+    partition: IndexPartition,
+    needs_text: bool,
+    upserts: Sequence[SourceDescriptor],
+    deletes: Sequence[DescriptorKey],
+    load_text: TextLoader,
+    progress: Progress | None = None,
+    bound: ApplyBound = DEFAULT_BOUND,
+) -> list[SourceDescriptor]:
+    """Hand changed documents (with text when ``needs_text``) to ``partition`` in chunks.
+
+    A document whose read came from other bytes than its descriptor's content version
+    is not handed over (text is never stored under a version it was not made from);
+    those descriptors are returned, and the caller stops the sync. A read that raised
+    stops the feed at once; the chunks applied before it stay applied.
+    """
+    out = _Feed(partition, [doc_id_of(*key) for key in deletes])
+    chunks = DocumentChunks(bound)
+    moved: list[SourceDescriptor] = []
+    done = 0
+    for batch in _batches(upserts):
+        reads = await _read_batch(batch, load_text) if needs_text else None
+        for position, descriptor in enumerate(batch):
+            done += 1
+            if progress is not None:
+                progress(done, len(upserts))
+            text = None
+            if reads is not None:
+                read = reads[position]
+                if isinstance(read, StaleReaderError):  # the source refused the pin
+                    moved.append(descriptor)
+                    continue
+                if isinstance(read, Exception):
+                    raise read
+                if read is not None and read.content_version != descriptor.content_version:
+                    moved.append(descriptor)
+                    continue
+                text = read.text if read is not None else None
+            closed = chunks.add(_document(descriptor, text))
+            if closed is not None:
+                out.apply(closed)
+        del reads  # this batch's texts live on only in the open chunk
+    out.apply(chunks.take())
+    return moved
+
+
+def _document(descriptor: SourceDescriptor, text: str | None) -> IndexDocument:
+    return IndexDocument(
+        doc_id=doc_id_of(*descriptor.key),
+        path=descriptor.path,
+        scope=descriptor.scope,
+        title=descriptor.title,
+        text=text,
+        content_version=descriptor.content_version,
+        media_type=descriptor.media_type,
+        metadata=descriptor.metadata,
+    )
+
+
+def _batches(descriptors: Sequence[SourceDescriptor]) -> list[Sequence[SourceDescriptor]]:
+    """``descriptors`` in batches of about READ_BATCH, never splitting one item's run."""
+    batches: list[Sequence[SourceDescriptor]] = []
+    start = 0
+    while start < len(descriptors):
+        end = min(start + READ_BATCH, len(descriptors))
+        while end < len(descriptors) and descriptors[end].path == descriptors[end - 1].path:
+            end += 1
+        batches.append(descriptors[start:end])
+        start = end
+    return batches
+
+
+async def _read_batch(
+    batch: Sequence[SourceDescriptor], load_text: TextLoader
+) -> Sequence[ExactRead | Exception | None]:
+    """The reads of one batch: one batched read, or one by one for a plain TextLoader
+    (whose exceptions other than StaleReaderError stop the sync as they are raised)."""
+    if isinstance(load_text, BatchTextLoader):
+        return await load_text.many(batch)
+    reads: list[ExactRead | Exception | None] = []
+    for descriptor in batch:
+        try:
+            reads.append(await load_text(descriptor))
+        except StaleReaderError as stale:
+            reads.append(stale)
+    return reads

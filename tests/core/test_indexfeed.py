@@ -1,0 +1,192 @@
+"""The index feed: a sync hands documents to its provider in chunks of bounded text."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from taskctx.index import ContextIndex, PartitionState, RevisionMovedError
+from taskctx.indexfeed import READ_BATCH, ApplyBound, chunked
+from taskctx.model import ContextRef, ExactRead, SourceDescriptor
+from taskctx.protocols import IndexDocument, PartitionKey
+from taskctx.testing import MemorySource
+from tests.core.sources import numbered
+from tests.core.test_index import RecordingPartition, RecordingProvider
+
+BOUND = ApplyBound(chars=1000, documents=1000)
+"""Ten of ``numbered``'s 100-character items per apply call."""
+
+
+class SizedPartition(RecordingPartition):
+    """A RecordingPartition that also records the text characters of each apply call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[tuple[int, int]] = []
+
+    def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
+        self.sizes.append((sum(len(d.text or "") for d in upserts), len(upserts)))
+        super().apply(upserts, deletes)
+
+
+class SizedProvider(RecordingProvider):
+    """Hands out one SizedPartition."""
+
+    def __init__(self) -> None:
+        self.partition = SizedPartition()
+
+
+def sync(
+    source: MemorySource,
+    index: ContextIndex,
+    provider: SizedProvider,
+    before_read: dict[str, str] | None = None,
+) -> PartitionState:
+    """Sync ``source`` at its current revision; ``before_read`` maps a path to one put
+    (path=text, ...) made just before that path is read (the source changing mid-sync)."""
+    state = index.state(PartitionKey(binding_id="b", source_identity="s", provider="r"), provider)
+    changes = dict(before_read or {})
+
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+        put = changes.pop(descriptor.path, None)
+        if put is not None:
+            path, _, text = put.partition("=")
+            source.put(path, text)
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+
+    async def run() -> PartitionState:
+        return await index.sync(state, source, await source.async_revision(), load_text)
+
+    return asyncio.run(run())
+
+
+def test_a_first_sync_is_applied_in_chunks_within_the_bound(tmp_path: Path) -> None:
+    """Texts past the bound go to several apply calls, none over it, each document once;
+    the partition ends as an unchunked sync leaves it."""
+    source = MemorySource(numbered(95))
+    chunked_provider, whole_provider = SizedProvider(), SizedProvider()
+    sync(source, ContextIndex(tmp_path / "chunked", apply_bound=BOUND), chunked_provider)
+    sync(source, ContextIndex(tmp_path / "whole"), whole_provider)
+    chunked_partition = chunked_provider.partition
+    assert chunked_partition.sizes == [(1000, 10)] * 9 + [(500, 5)]
+    applied = [doc_id for upserts, _ in chunked_partition.applied for doc_id in upserts]
+    assert sorted(applied) == sorted(numbered(95))
+    assert len(whole_provider.partition.applied) == 1
+    assert chunked_partition.docs == whole_provider.partition.docs
+
+
+def test_the_document_count_bounds_a_chunk_too(tmp_path: Path) -> None:
+    """Many small texts are split by count."""
+    provider = SizedProvider()
+    bound = ApplyBound(chars=10**9, documents=7)
+    sync(MemorySource(numbered(20, chars=5)), ContextIndex(tmp_path, apply_bound=bound), provider)
+    assert [count for _, count in provider.partition.sizes] == [7, 7, 6]
+
+
+def test_deletes_are_applied_once_with_the_first_chunk(tmp_path: Path) -> None:
+    """A later sync that deletes items and changes many hands the deletes over once."""
+    source = MemorySource(numbered(40))
+    provider = SizedProvider()
+    index = ContextIndex(tmp_path, apply_bound=BOUND)
+    sync(source, index, provider)
+    calls = len(provider.partition.applied)
+    for number in range(3):
+        source.delete(f"item-{number:05d}.txt")
+    for number in range(10, 35):
+        source.put(f"item-{number:05d}.txt", f"item {number} changed ".ljust(100, "y"))
+    state = sync(source, index, provider)
+    later = provider.partition.applied[calls:]
+    assert [deletes for _, deletes in later] == [[f"item-{n:05d}.txt" for n in range(3)], [], []]
+    assert [len(upserts) for upserts, _ in later] == [10, 10, 5]
+    assert state.last_sync is not None
+    assert state.last_sync.removed == 3
+    assert set(provider.partition.docs) == set(numbered(40)) - {
+        f"item-{n:05d}.txt" for n in range(3)
+    }
+
+
+def test_an_item_changed_mid_sync_stops_it_and_what_was_applied_stays(tmp_path: Path) -> None:
+    """An item whose read comes from new bytes is never applied and stops the sync with
+    RevisionMovedError; the chunks applied around it stay, and the next sync indexes the
+    changed item alone from its new bytes."""
+    source = MemorySource(numbered(60))
+    provider = SizedProvider()
+    index = ContextIndex(tmp_path, apply_bound=BOUND)
+    new = "item 45: rewritten while the first sync ran"
+    with pytest.raises(RevisionMovedError, match=r"1 item\(s\) changed") as moved:
+        sync(source, index, provider, {"item-00025.txt": f"item-00045.txt={new}"})
+    assert [key for key, _ in moved.value.changed] == ["item-00045.txt"]
+    partition = provider.partition
+    assert len(partition.applied) == 6
+    assert set(partition.docs) == set(numbered(60)) - {"item-00045.txt"}
+    state = index.states[next(iter(index.states))]
+    assert state.revision is None
+    calls = len(partition.applied)
+    sync(source, index, provider)
+    assert partition.applied[calls:] == [(["item-00045.txt"], [])]
+    assert partition.docs["item-00045.txt"].text == new
+
+
+def test_a_document_larger_than_the_bound_goes_alone() -> None:
+    """``chunked`` keeps order, closes a chunk before it would pass the bound, and gives a
+    document that alone passes it a chunk of its own."""
+
+    def document(number: int, chars: int) -> IndexDocument:
+        return IndexDocument(
+            doc_id=str(number), path=str(number), text="x" * chars, content_version="v"
+        )
+
+    sizes = [400, 400, 300, 2500, 100, 999, 1]
+    chunks = list(chunked([document(n, c) for n, c in enumerate(sizes)], BOUND))
+    assert [[len(d.text or "") for d in chunk] for chunk in chunks] == [
+        [400, 400],
+        [300],
+        [2500],
+        [100],
+        [999, 1],
+    ]
+    assert list(chunked([], BOUND)) == []
+    with pytest.raises(ValueError, match="positive"):
+        ApplyBound(chars=0)
+
+
+def test_a_read_failing_midway_keeps_earlier_chunks_and_forgets_the_revision(
+    tmp_path: Path,
+) -> None:
+    """A read that raises stops the sync with its error; the chunks applied before it stay,
+    the state no longer claims its old revision (the partition no longer matches it), and
+    the next sync indexes only the rest."""
+    count = 2 * READ_BATCH + 50
+    source = MemorySource(numbered(count))
+    provider = SizedProvider()
+    index = ContextIndex(tmp_path, apply_bound=BOUND)
+    state = index.state(PartitionKey(binding_id="b", source_identity="s", provider="r"), provider)
+    failing: set[str] = set()
+
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+        if descriptor.path in failing:
+            failing.clear()
+            raise OSError("disk read error")
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+
+    async def run() -> PartitionState:
+        return await index.sync(state, source, await source.async_revision(), load_text)
+
+    asyncio.run(run())
+    for path, text in numbered(count, prefix="item", chars=99).items():
+        source.put(path, text)
+    failing.add(f"item-{READ_BATCH + 10:05d}.txt")  # in the second batch of reads
+    with pytest.raises(OSError, match="disk read error"):
+        asyncio.run(run())
+    applied = READ_BATCH // 10 * 10  # the first batch's full chunks of ten (new texts)
+    sizes = [len(d.text or "") for d in provider.partition.docs.values()]
+    assert sizes == [99] * applied + [100] * (count - applied)
+    assert state.revision is None
+    calls = len(provider.partition.applied)
+    asyncio.run(run())
+    later = [doc_id for upserts, _ in provider.partition.applied[calls:] for doc_id in upserts]
+    assert later == [f"item-{n:05d}.txt" for n in range(applied, count)]
+    assert state.revision == asyncio.run(source.async_revision())
