@@ -247,6 +247,30 @@ def test_sections_keep_document_order() -> None:
     assert [d.scope for d in view.items] == [None, "section:Zeta", "section:(headers)"]
 
 
+def test_filter_views_follow_changes_and_copy_nothing_when_all_pass() -> None:
+    """A filter every descriptor passes reads the structure itself (no copy per filter);
+    the views stay right as changes come in, whether they keep or break that."""
+
+    def item(path: str, size: int = 10) -> SourceDescriptor:
+        return SourceDescriptor(path=path, content_version="v", size=size)
+
+    key = PartitionKey(binding_id="b", source_identity="s", provider="structural")
+    provider = StructuralProvider()
+    state = PartitionState(key, provider, provider.open_partition(key, None))
+    state.replace([item("a.txt"), item("b.txt")], [])
+    small = ContextFilters(max_size=100, include_hidden=True)
+    visible = ContextFilters()
+    assert state.filtered(small) is state.ordered
+    state.replace([item("c.txt", size=500), item(".hidden/d.txt")], [])
+    assert [d.path for d in state.filtered(small)] == [".hidden/d.txt", "a.txt", "b.txt"]
+    assert [d.path for d in state.filtered(visible)] == ["a.txt", "b.txt", "c.txt"]
+    state.replace([item("e.txt", size=5)], [("a.txt", None)])
+    assert [d.path for d in state.filtered(small)] == [".hidden/d.txt", "b.txt", "e.txt"]
+    assert [d.path for d in state.filtered(visible)] == ["b.txt", "c.txt", "e.txt"]
+    state.replace([], [("c.txt", None), (".hidden/d.txt", None)])
+    assert [d.path for d in state.filtered(visible)] == ["b.txt", "e.txt"]
+
+
 def test_sync_reports_say_what_was_indexed(tmp_path: Path) -> None:
     """Each sync reports its mode and how many documents it added, updated and removed."""
     from taskctx import PluginHost, TaskContext

@@ -124,7 +124,11 @@ class PartitionState:
     enumeration: Enumeration = Enumeration.EXHAUSTIVE
     enumeration_reasons: tuple[str, ...] = ()
     generation: int = 0
-    _filtered: dict[str, tuple[ContextFilters, SortedDescriptors]] = attrs.field(factory=dict)
+    _filtered: dict[str, tuple[ContextFilters, SortedDescriptors | None]] = attrs.field(
+        factory=dict
+    )
+    """Memoised filter views; None where every descriptor passes (the view is the
+    structure itself, not a copy of it)."""
     _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
     _required: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
     last_sync: SyncReport | None = None
@@ -149,10 +153,12 @@ class PartitionState:
         memo_key = filters.model_dump_json(exclude={"bindings", "source_kinds"})
         cached = self._filtered.get(memo_key)
         if cached is None:
-            view = SortedDescriptors(d for d in self.structure.items if passes_filters(d, filters))
-            cached = (filters, view)
-            self._filtered[memo_key] = cached
-        return cached[1].items
+            everything = self.structure.items
+            passing = [d for d in everything if passes_filters(d, filters)]
+            view = None if len(passing) == len(everything) else SortedDescriptors(passing)
+            cached = self._filtered[memo_key] = (filters, view)
+        view = cached[1]
+        return self.structure.items if view is None else view.items
 
     def required(self) -> list[SourceDescriptor]:
         """Descriptors the source marks ``required``, in structural order."""
@@ -185,12 +191,16 @@ class PartitionState:
         for key in deletes:
             self.structure.remove(*key)
             for _, view in self._filtered.values():
-                view.remove(*key)
+                if view is not None:
+                    view.remove(*key)
         for descriptor in upserts:
             self.structure.upsert(descriptor)
-            for filters, view in self._filtered.values():
+            for memo_key, (filters, view) in list(self._filtered.items()):
                 if passes_filters(descriptor, filters):
-                    view.upsert(descriptor)
+                    if view is not None:
+                        view.upsert(descriptor)
+                elif view is None:  # no longer everything: made again when next asked
+                    del self._filtered[memo_key]
                 else:
                     view.remove(*descriptor.key)
 
