@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
+import taskctx_workspace.source as source_module
 from taskctx_workspace import TaskWorkspace
+from taskctx_workspace.source import WorkspaceSource
 
 from taskctx import PluginHost
 
@@ -79,3 +82,75 @@ def test_stamps_are_the_walks_files_and_stamps(tree: Path, host: PluginHost) -> 
         linked.st_ino,
         linked.st_ctime_ns,
     )
+
+
+def test_equal_stamps_make_equal_revisions_whichever_objects_they_share() -> None:
+    """The revision depends on the stamps' values only, never on shared objects."""
+    stamp = (12, 1_700_000_000_123_456_789, 77, 1_700_000_000_987_654_321)
+    shared = {"a.txt": stamp, "b.txt": stamp}
+    distinct = {"a.txt": (*stamp,), "b.txt": (*stamp,)}  # equal, not the same
+    assert shared == distinct
+    assert source_module._revision_of(shared) == source_module._revision_of(distinct)
+    assert source_module._revision_of(shared) != source_module._revision_of({"a.txt": stamp})
+
+
+def run_revision(source: WorkspaceSource) -> str:
+    """One revision check."""
+    return asyncio.run(source.async_revision())
+
+
+def test_an_unchanged_tree_is_walked_but_its_stamps_not_hashed_again(
+    tree: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A revision check over an unchanged tree reuses the last revision; a change makes a new."""
+    hashed: list[int] = []
+    real = source_module._revision_of
+
+    def counted(stamps: dict[str, tuple[int, int, int, int]]) -> str:
+        hashed.append(len(stamps))
+        return real(stamps)
+
+    monkeypatch.setattr(source_module, "_revision_of", counted)
+    source = TaskWorkspace(tree, host=host).source()
+    first = run_revision(source)
+    assert run_revision(source) == first
+    assert run_revision(source) == first
+    assert hashed == [9]
+    (tree / "c.txt").write_text("changed\n", encoding="utf-8")
+    assert run_revision(source) != first
+    assert len(hashed) == 2
+
+
+def test_the_revision_moves_on_every_kind_of_change(tree: Path, host: PluginHost) -> None:
+    """Bytes, size, mtime, inode, ctime and the set of files each move the revision."""
+    source = TaskWorkspace(tree, host=host).source()
+    seen = {run_revision(source)}
+
+    def moved() -> None:
+        revision = run_revision(source)
+        assert revision not in seen
+        seen.add(revision)
+
+    target = tree / "a" / "m.txt"
+    before = os.stat(target)
+    target.write_text("TEXT OF a/m.txt\n", encoding="utf-8")  # same size, same inode
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back: ctime moved
+    moved()
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    moved()
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("more\n")
+    moved()
+    (tree / "a" / "deep" / "new.txt").write_text("", encoding="utf-8")
+    moved()
+    (tree / "a" / "deep" / "new.txt").rename(tree / "a" / "deep" / "renamed.txt")
+    moved()
+    copy = tree / "b" / "copy.tmp"
+    copy.write_bytes((tree / "b" / "one.txt").read_bytes())
+    os.replace(copy, tree / "b" / "one.txt")  # same bytes and size, another inode
+    moved()
+    (tree / "to-a.txt").unlink()
+    (tree / "to-a.txt").symlink_to("c.txt")  # a link now naming another file
+    moved()
+    (tree / "c.txt").unlink()
+    moved()
