@@ -26,6 +26,7 @@ from taskctx._media_tables import (
     _CONTAINERS,
     _D,
     _MAGIC,
+    _MAGIC_BY_LEAD,
     _MEDIA_TYPES,
     _SUFFIXES,
     _T,
@@ -188,8 +189,8 @@ def guess_media_type(path: str) -> str | None:
 
 
 def _magic_of(data: bytes) -> _Magic | None:
-    for magic in _MAGIC:
-        if all(data[offset : offset + len(part)] == part for offset, part in magic.parts):
+    for magic in _MAGIC_BY_LEAD[data[0]] if data else _MAGIC:  # runs for every file
+        if all(data.startswith(part, offset) for offset, part in magic.parts):
             return magic
     return None
 
