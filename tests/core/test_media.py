@@ -683,3 +683,17 @@ def test_every_signature_in_the_table_is_found_by_its_bytes_alone() -> None:
         assert media._magic_of(bytes(blob[: end - 1])) is not magic, magic.name
     assert media._magic_of(b"") is None
     assert media._magic_of(b"plain text") is None
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "README", "blob.bin", "noext", "page.md"])
+def test_shared_decisions_still_follow_each_files_bytes(name: str) -> None:
+    """Decisions are shared by name and sniffed bytes: text, a NUL, invalid UTF-8 and a
+    signature each still decide for themselves, in any order."""
+    samples = [b"plain words\n", b"a\x00b", b"\xff\xfe\xfd", b"\x89PNG\r\n\x1a\n" + bytes(8), b""]
+    first = [media.classify_bytes(name, data) for data in samples]
+    again = [media.classify_bytes(name, data) for data in reversed(samples)]
+    assert again == list(reversed(first))
+    assert first[1].media_class is MediaClass.BINARY
+    assert first[2].media_class is MediaClass.BINARY
+    assert first[3].media_type == "image/png"
+    assert media.classify_bytes(name, b"a\x00b").reasons == first[1].reasons
