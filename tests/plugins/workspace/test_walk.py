@@ -154,3 +154,21 @@ def test_the_revision_moves_on_every_kind_of_change(tree: Path, host: PluginHost
     moved()
     (tree / "c.txt").unlink()
     moved()
+
+
+def test_reading_a_files_bytes_checks_the_root_and_the_file_once_each(
+    tree: Path, host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read_bytes`` fstat's the root (its identity) and the opened file (regular) once
+    each: no third stat nobody looks at."""
+    ws = TaskWorkspace(tree, host=host)
+    calls: list[int] = []
+    real = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        calls.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    assert ws.read_bytes("a/deep/x.md") == b"text of a/deep/x.md\n"
+    assert len(calls) == 2
