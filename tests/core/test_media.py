@@ -662,6 +662,10 @@ def test_decode_text_names_the_bad_byte_offset(data: bytes, offset: int) -> None
         ("a/b.c/d", False),
         ("visible.txt", False),
         ("", False),
+        ("a/..b", True),
+        ("a..b/c.", False),
+        ("a\\b/.c", True),
+        ("a.\\b", False),
     ],
 )
 def test_is_hidden_path(path: str, hidden: bool) -> None:

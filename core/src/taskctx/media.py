@@ -450,6 +450,8 @@ def is_hidden_path(path: str) -> bool:
 
     ``.`` and ``..`` are not hidden names; ``/`` and ``\\`` both separate components.
     """
+    if not path.startswith(".") and "/." not in path and "\\." not in path:
+        return False  # no component starts with "." (the common case, without a split)
     normalized = path.replace("\\", "/")
     return any(part.startswith(".") and part not in (".", "..") for part in normalized.split("/"))
 
