@@ -7,7 +7,7 @@ import struct
 import pytest
 from pydantic import ValidationError
 
-from taskctx import _media_tables
+from taskctx import _media_tables, media
 from taskctx.errors import MediaError
 from taskctx.images import ATTACHABLE_IMAGE_MEDIA_TYPES, ImageInfo, sniff_image
 from taskctx.media import (
@@ -662,8 +662,42 @@ def test_decode_text_names_the_bad_byte_offset(data: bytes, offset: int) -> None
         ("a/b.c/d", False),
         ("visible.txt", False),
         ("", False),
+        ("a/..b", True),
+        ("a..b/c.", False),
+        ("a\\b/.c", True),
+        ("a.\\b", False),
     ],
 )
 def test_is_hidden_path(path: str, hidden: bool) -> None:
     """Any component starting with '.' is hidden; '.' and '..' components are not."""
     assert is_hidden_path(path) is hidden
+
+
+def test_every_signature_in_the_table_is_found_by_its_bytes_alone() -> None:
+    """Each magic number of the table decides bytes that hold it (whatever their first
+    byte leads to), and the same bytes cut one byte short of it carry no signature."""
+    for magic in _media_tables._MAGIC:
+        blob = bytearray(b"x" * 64)
+        for offset, part in magic.parts:
+            blob[offset : offset + len(part)] = part
+        found = media._magic_of(bytes(blob))
+        assert found is not None, magic.name
+        assert found.media_type == magic.media_type, magic.name
+        end = max(offset + len(part) for offset, part in magic.parts)
+        assert media._magic_of(bytes(blob[: end - 1])) is not magic, magic.name
+    assert media._magic_of(b"") is None
+    assert media._magic_of(b"plain text") is None
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "README", "blob.bin", "noext", "page.md"])
+def test_shared_decisions_still_follow_each_files_bytes(name: str) -> None:
+    """Decisions are shared by name and sniffed bytes: text, a NUL, invalid UTF-8 and a
+    signature each still decide for themselves, in any order."""
+    samples = [b"plain words\n", b"a\x00b", b"\xff\xfe\xfd", b"\x89PNG\r\n\x1a\n" + bytes(8), b""]
+    first = [media.classify_bytes(name, data) for data in samples]
+    again = [media.classify_bytes(name, data) for data in reversed(samples)]
+    assert again == list(reversed(first))
+    assert first[1].media_class is MediaClass.BINARY
+    assert first[2].media_class is MediaClass.BINARY
+    assert first[3].media_type == "image/png"
+    assert media.classify_bytes(name, b"a\x00b").reasons == first[1].reasons

@@ -414,6 +414,11 @@ _MAGIC: tuple[_Magic, ...] = (
     _Magic(((0, b"Rar!\x1a\x07"),), "application/vnd.rar", _B, "RAR"),
     _Magic(((0, b"SQLite format 3\x00"),), "application/vnd.sqlite3", _B, "SQLite"),
 )
+_MAGIC_BY_LEAD: dict[int, tuple[_Magic, ...]] = {
+    lead: tuple(m for m in _MAGIC if all(offset or part[0] == lead for offset, part in m.parts))
+    for lead in range(256)
+}
+"""The magic numbers bytes starting with each byte value may have, in table order."""
 
 # --- Table: container formats -> media types whose files are such a container. ----------
 _ZIP_BASED_SUFFIXES = (

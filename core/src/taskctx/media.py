@@ -26,6 +26,7 @@ from taskctx._media_tables import (
     _CONTAINERS,
     _D,
     _MAGIC,
+    _MAGIC_BY_LEAD,
     _MEDIA_TYPES,
     _SUFFIXES,
     _T,
@@ -188,8 +189,8 @@ def guess_media_type(path: str) -> str | None:
 
 
 def _magic_of(data: bytes) -> _Magic | None:
-    for magic in _MAGIC:
-        if all(data[offset : offset + len(part)] == part for offset, part in magic.parts):
+    for magic in _MAGIC_BY_LEAD[data[0]] if data else _MAGIC:  # runs for every file
+        if all(data.startswith(part, offset) for offset, part in magic.parts):
             return magic
     return None
 
@@ -320,24 +321,25 @@ def classify(
     """
     if content_kind not in (None, "text", "binary"):
         raise ValueError(f"content_kind must be 'text', 'binary' or None, not {content_kind!r}")
-    if head is not None:
+    if head is not None and _magic_of(head) is not None:
         return _classify(path, media_type, content_kind, head)
-    # Without bytes the decision depends on the path only through its well-known name or
-    # its suffix: decisions are shared by that key (an index sync classifies every item).
+    # Bytes without a signature count only by what sniffing says, the path only by its
+    # well-known name or suffix: decisions are shared by that key (a sync classifies all).
+    sniffed = _sniff_text(head) if head is not None else None
     name = _file_name(path) if path else ""
     if name and name.lower() in _TEXT_NAMES:
-        key: tuple[str | None, ...] = ("name", name, media_type, content_kind)
+        key: tuple[object, ...] = ("name", name, media_type, content_kind, sniffed)
     else:
-        key = ("suffix", _suffix(name) if name else None, media_type, content_kind)
+        key = ("suffix", _suffix(name) if name else None, media_type, content_kind, sniffed)
     decision = _DECISIONS.get(key)
     if decision is None:
         if len(_DECISIONS) >= _MAX_DECISIONS:
             _DECISIONS.clear()
-        decision = _DECISIONS[key] = _classify(path, media_type, content_kind, None)
+        decision = _DECISIONS[key] = _classify(path, media_type, content_kind, head)
     return decision
 
 
-_DECISIONS: dict[tuple[str | None, ...], MediaDecision] = {}
+_DECISIONS: dict[tuple[object, ...], MediaDecision] = {}
 _MAX_DECISIONS = 4096
 
 
@@ -448,6 +450,8 @@ def is_hidden_path(path: str) -> bool:
 
     ``.`` and ``..`` are not hidden names; ``/`` and ``\\`` both separate components.
     """
+    if not path.startswith(".") and "/." not in path and "\\." not in path:
+        return False  # no component starts with "." (the common case, without a split)
     normalized = path.replace("\\", "/")
     return any(part.startswith(".") and part not in (".", "..") for part in normalized.split("/"))
 

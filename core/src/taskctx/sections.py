@@ -7,6 +7,7 @@ other: a heading's scope is the line range it spans.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from taskctx.model import SectionInfo
 
@@ -19,6 +20,8 @@ __all__ = [
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
+_MARKS = frozenset("#`~")
+"""The first characters a heading or a fence line can have."""
 _LINE_SCOPE = re.compile(r"lines:(\d+)-(\d+)")
 
 
@@ -47,9 +50,12 @@ def slice_lines(text: str, first: int, last: int) -> str:
 def markdown_sections(text: str) -> tuple[SectionInfo, ...]:
     """ATX headings of ``text`` (outside code fences) with the line range each spans."""
     lines = text.splitlines(keepends=True)
+    ends = list(accumulate(map(len, lines), initial=0))  # ends[n]: chars of lines 1..n
     headings: list[tuple[int, int, str]] = []
     in_fence = False
     for number, line in enumerate(lines, start=1):
+        if line[:1] not in _MARKS:
+            continue  # neither a heading nor a fence: both start at the first character
         stripped = line.rstrip("\r\n")
         if _FENCE.match(stripped):
             in_fence = not in_fence
@@ -64,7 +70,7 @@ def markdown_sections(text: str) -> tuple[SectionInfo, ...]:
             if later_level <= level:
                 last = later_first - 1
                 break
-        chars = sum(len(line) for line in lines[first - 1 : last])
+        chars = ends[last] - ends[first - 1]
         sections.append(
             SectionInfo(title=title, scope=format_line_scope(first, last), level=level, chars=chars)
         )

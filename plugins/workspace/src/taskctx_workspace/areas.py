@@ -58,14 +58,19 @@ class Areas:
 
     def open(self, rel: str, origin: ReadOrigin = "auto") -> tuple[int, os.stat_result, Origin]:
         """The open file a read of ``rel`` finds (external first), its stat and origin."""
+        fd, found = self.find(rel, origin)
+        return fd, os.fstat(fd), found
+
+    def find(self, rel: str, origin: ReadOrigin = "auto") -> tuple[int, Origin]:
+        """The open file a read of ``rel`` finds (external first) and its origin."""
         if origin != "fallback":
             fd = self.open_in(self.external, rel)
             if fd is not None:
-                return fd, os.fstat(fd), "external"
+                return fd, "external"
         if origin != "external":
             fd = self.open_in(self.fallback, rel)
             if fd is not None:
-                return fd, os.fstat(fd), "fallback"
+                return fd, "fallback"
         where = {"auto": "", "external": " (external only)", "fallback": " (this execution's)"}
         raise WorkspaceNotFoundError(f"{rel}: no such file in the workspace{where[origin]}")
 

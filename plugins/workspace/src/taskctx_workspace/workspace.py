@@ -206,7 +206,7 @@ class TaskWorkspace:
     def read_bytes(self, rel_path: str, *, origin: ReadOrigin = "auto") -> bytes:
         """All bytes of a confined regular file (external first, then this execution's)."""
         rel = normalize_relative(rel_path)
-        fd, _, _ = self._areas.open(rel, origin)
+        fd, _ = self._areas.find(rel, origin)
         try:
             return read_all(fd)
         finally:
