@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -10,7 +11,13 @@ from typing import Any, Literal
 import pytest
 
 from taskctx.index import ContextIndex, PartitionState, StructuralProvider, passes_filters
-from taskctx.model import ContextFilters, EnumerationRequest, ExactRead, SourceDescriptor
+from taskctx.model import (
+    ContextFilters,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    SourceDescriptor,
+)
 from taskctx.protocols import (
     IndexDocument,
     IndexPartition,
@@ -324,3 +331,60 @@ class TestFusedProviderContract(IndexProviderContract):
         second = RecordingProvider()
         second.name = "recording-2"
         return FusedProvider("fused", (RecordingProvider(), second))
+
+
+class _CollectorWatch(MemorySource):
+    """A source that notes whether the garbage collector runs while it is enumerated."""
+
+    def __init__(self, items: dict[str, str], *, fail: bool = False) -> None:
+        super().__init__(items)
+        self.seen: list[bool] = []
+        self.fail = fail
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        self.seen.append(gc.isenabled())
+        if self.fail:
+            raise RuntimeError("source down")
+        return await super().async_enumerate_descriptors(request)
+
+
+def _sync_watching(source: _CollectorWatch, index: ContextIndex) -> None:
+    state = index.state(
+        PartitionKey(binding_id="b", source_identity="s", provider="structural"),
+        StructuralProvider(),
+        persistent=False,
+    )
+
+    async def load(descriptor: SourceDescriptor) -> ExactRead | None:
+        return None
+
+    async def run() -> None:
+        await index.sync(state, source, await source.async_revision(), load)
+
+    asyncio.run(run())
+
+
+def test_a_sync_pauses_the_collector_and_leaves_it_as_found() -> None:
+    """Inside a sync the collector is off; after it (and after a failed one) it is on
+    again; a collector the application turned off stays off; the switch leaves it be."""
+    assert gc.isenabled()
+    watched = _CollectorWatch(numbered(3))
+    _sync_watching(watched, ContextIndex())
+    assert watched.seen == [False]
+    assert gc.isenabled()
+    failing = _CollectorWatch(numbered(3), fail=True)
+    with pytest.raises(RuntimeError, match="source down"):
+        _sync_watching(failing, ContextIndex())
+    assert failing.seen == [False]
+    assert gc.isenabled()
+    running = _CollectorWatch(numbered(3))
+    _sync_watching(running, ContextIndex(pause_collector=False))
+    assert running.seen == [True]
+    gc.disable()
+    try:
+        off = _CollectorWatch(numbered(3))
+        _sync_watching(off, ContextIndex())
+        assert off.seen == [False]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

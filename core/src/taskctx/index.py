@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import attrs
 
+from taskctx.gcpause import collector_paused
 from taskctx.indexfeed import (
     DEFAULT_BOUND,
     READ_BATCH,
@@ -167,6 +168,9 @@ class ContextIndex:
     states: dict[PartitionKey, PartitionState] = attrs.field(factory=dict)
     apply_bound: ApplyBound = DEFAULT_BOUND
     """The most one ``apply`` call of a sync is handed (text characters, documents)."""
+    pause_collector: bool = True
+    """Pause the cyclic garbage collector while a sync does work
+    (:func:`~taskctx.gcpause.collector_paused`); False leaves it running."""
 
     def state(
         self,
@@ -213,7 +217,8 @@ class ContextIndex:
             state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
         async with state.lock():
-            return await self._sync_locked(state, source, revision, load_text, progress)
+            with collector_paused(self.pause_collector):
+                return await self._sync_locked(state, source, revision, load_text, progress)
 
     async def _sync_locked(
         self,

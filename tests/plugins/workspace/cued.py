@@ -22,7 +22,7 @@ from taskctx import ContextPackage, TaskContext
 from taskctx.model import ContextRef, DescriptorPage, EnumerationRequest, ExactRead
 from taskctx.sections import parse_line_scope, slice_lines
 
-Cue = Callable[[], None]
+Cue = Callable[[], object]
 
 
 class CuedSource(WorkspaceSource):

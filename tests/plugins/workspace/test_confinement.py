@@ -298,15 +298,20 @@ def test_a_swapped_root_is_refused(root: Path, outside: Path, host: PluginHost) 
     ws = TaskWorkspace(root, mode="read_write", host=host)
     os.rename(root, root.with_name("ws.away"))
     os.symlink(outside, root)
-    for operation in (lambda: ws.read_file("f.txt"), lambda: ws.write_file("x.txt", "x")):
+    operations: tuple[Callable[[], object], ...] = (
+        lambda: ws.read_file("f.txt"),
+        lambda: ws.write_file("x.txt", "x"),
+    )
+    for operation in operations:
         with pytest.raises(PolicyError, match="no longer a real folder"):
             operation()
     os.unlink(root)
     root.mkdir()
     (root / "f.txt").write_text("another folder\n")
-    for operation in (lambda: ws.read_file("f.txt"), ws.list_files, ws.stamps):
+    operations = (lambda: ws.read_file("f.txt"), ws.list_files, ws.stamps)
+    for again in operations:
         with pytest.raises(PolicyError, match="another folder stands at its path"):
-            operation()
+            again()
     assert _outside_files(outside) == UNTOUCHED
 
 
