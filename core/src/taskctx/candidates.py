@@ -49,10 +49,13 @@ def candidate_of(
     *,
     required: bool = False,
     explicit: bool = False,
+    pinned: bool = False,
 ) -> Candidate:
-    """The candidate of a source descriptor under its binding."""
+    """The candidate of a source descriptor under its binding; ``pinned``: its ref names
+    the descriptor's content version (the ref an exact read of it sends down)."""
+    version = d.content_version if pinned else None
     return Candidate(
-        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope),
+        ref=ContextRef(binding=binding.binding_id, path=d.path, scope=d.scope, version=version),
         binding_id=binding.binding_id,
         source_kind=binding.kind,
         role=d.role or binding.role,

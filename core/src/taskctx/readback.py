@@ -463,7 +463,8 @@ class TextLoading:
     ) -> list[ExactRead | Exception | None]:
         """The whole text of each descriptor, in order (None: not text; an exception: what
         its read raised)."""
-        candidates = [candidate_of(self.binding, d, None) for d in descriptors]
+        # pinned refs: the batched read sends them down as they are, made once per item
+        candidates = [candidate_of(self.binding, d, None, pinned=True) for d in descriptors]
         texts = [i for i, c in enumerate(candidates) if self.readback.is_text(c)]
         reads = await self.readback.read_many_reporting_version(
             [candidates[i] for i in texts], None
