@@ -35,6 +35,8 @@ class SizedPartition(RecordingPartition):
 class SizedProvider(RecordingProvider):
     """Hands out one SizedPartition."""
 
+    partition: SizedPartition
+
     def __init__(self) -> None:
         self.partition = SizedPartition()
 
