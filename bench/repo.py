@@ -15,7 +15,6 @@ import asyncio
 import gc
 import os
 import sqlite3
-import statistics
 import subprocess
 import tempfile
 import time
@@ -34,7 +33,7 @@ from bench.common import (
     summarize,
     timing_line,
 )
-from bench.workspace import WorkspaceParams, make_files, write_tree
+from bench.workspace import WorkspaceParams, corpus_facts, make_files, write_tree
 from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 from taskctx.model import EnumerationRequest
 
@@ -326,7 +325,6 @@ def run_repo(params: RepoParams, *, quick: bool = False) -> dict[str, Any]:
     host = PluginHost(allow=list(HOST_ALLOW))
     budget = ContextBudget(max_chars=params.max_chars, max_blocks=params.max_blocks)
     files = make_files(params.files, params.seed, params.min_bytes, params.max_bytes)
-    sizes = [len(text.encode("utf-8")) for text in files.values()]
     with tempfile.TemporaryDirectory(prefix="taskctx-bench-repo-") as temp:
         warmup_files = make_files(
             params.warmup_files, params.seed + 1, params.min_bytes, params.max_bytes
@@ -354,10 +352,6 @@ def run_repo(params: RepoParams, *, quick: bool = False) -> dict[str, Any]:
     }
     per_target = {name: ratios[name] < TARGET_RATIO for name in JUDGED}
     checks = {name: all(r["checks"][name] for r in rounds) for name in rounds[0]["checks"]}
-    kinds: dict[str, int] = {}
-    for path in files:
-        suffix = path.rsplit(".", 1)[-1]
-        kinds[suffix] = kinds.get(suffix, 0) + 1
     return {
         **result_header(
             NAME,
@@ -369,12 +363,7 @@ def run_repo(params: RepoParams, *, quick: bool = False) -> dict[str, Any]:
                 "host_allow": list(HOST_ALLOW),
                 "index_provider": rounds[-1]["index_provider"],
                 "changed_files": changed_paths(files, params.changed),
-                "files_by_suffix": kinds,
-                "folders": len({p.rpartition("/")[0] for p in files}),
-                "bytes_min": min(sizes),
-                "bytes_max": max(sizes),
-                "bytes_mean": statistics.fmean(sizes),
-                "bytes_total": sum(sizes),
+                **corpus_facts(files),
                 "generate_s": generate_s,
                 "commits": list(commits),
                 **ls_tree,

@@ -26,10 +26,8 @@ from taskctx_workspace.source import WorkspaceSource
 from taskctx_workspace.workspace import TaskWorkspace
 
 from bench.common import (
-    git_facts,
-    machine_facts,
-    now_iso,
     ratio_verdict,
+    result_header,
     summarize,
     timing_line,
 )
@@ -48,6 +46,7 @@ __all__ = [
     "CountingSource",
     "WorkspaceParams",
     "changed_file",
+    "corpus_facts",
     "make_files",
     "run",
     "run_workspace",
@@ -215,6 +214,23 @@ def make_files(count: int, seed: int, min_bytes: int, max_bytes: int) -> dict[st
             raise AssertionError(f"generated {path} has {len(text)} bytes")
         files[path] = text
     return files
+
+
+def corpus_facts(files: dict[str, str]) -> dict[str, Any]:
+    """What a result says of a generated corpus: files by suffix, folders, sizes in bytes."""
+    sizes = [len(text.encode("utf-8")) for text in files.values()]
+    kinds: dict[str, int] = {}
+    for path in files:
+        suffix = path.rsplit(".", 1)[-1]
+        kinds[suffix] = kinds.get(suffix, 0) + 1
+    return {
+        "files_by_suffix": kinds,
+        "folders": len({p.rpartition("/")[0] for p in files}),
+        "bytes_min": min(sizes),
+        "bytes_max": max(sizes),
+        "bytes_mean": statistics.fmean(sizes),
+        "bytes_total": sum(sizes),
+    }
 
 
 def write_tree(root: Path, files: Mapping[str, str]) -> None:
@@ -434,7 +450,6 @@ def run_workspace(params: WorkspaceParams, *, quick: bool = False) -> dict[str, 
     host.register(workspace_plugin, name="workspace")
     budget = ContextBudget(max_chars=params.max_chars, max_blocks=params.max_blocks)
     files = make_files(params.files, params.seed, params.min_bytes, params.max_bytes)
-    sizes = [len(text.encode("utf-8")) for text in files.values()]
     with tempfile.TemporaryDirectory(prefix="taskctx-bench-ws-") as temp:
         warm_root = Path(temp) / "warmup"
         warmup = make_files(
@@ -454,33 +469,22 @@ def run_workspace(params: WorkspaceParams, *, quick: bool = False) -> dict[str, 
         f"{phase}_over_cold": ratios[f"{phase}_over_cold"] < TARGET_RATIO for phase in JUDGED
     }
     checks = {name: all(r["checks"][name] for r in rounds) for name in rounds[0]["checks"]}
-    kinds: dict[str, int] = {}
-    for path in files:
-        suffix = path.rsplit(".", 1)[-1]
-        kinds[suffix] = kinds.get(suffix, 0) + 1
     return {
-        "benchmark": NAME,
-        "schema_version": 1,
-        "created_utc": now_iso(),
-        "quick": quick,
-        "params": {
-            **asdict(params),
-            "binding": BINDING,
-            "consumer": CONSUMER,
-            "host": "PluginHost(allow=[]) + taskctx_workspace.plugin registered in-process",
-            "index_provider": rounds[-1]["index_provider"],
-            "changed_file": changed_file(files),
-            "files_by_suffix": kinds,
-            "folders": len({p.rpartition("/")[0] for p in files}),
-            "bytes_min": min(sizes),
-            "bytes_max": max(sizes),
-            "bytes_mean": statistics.fmean(sizes),
-            "bytes_total": sum(sizes),
-            "generate_s": generate_s,
-        },
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "notes": list(NOTES),
+        **result_header(
+            NAME,
+            quick=quick,
+            params={
+                **asdict(params),
+                "binding": BINDING,
+                "consumer": CONSUMER,
+                "host": "PluginHost(allow=[]) + taskctx_workspace.plugin registered in-process",
+                "index_provider": rounds[-1]["index_provider"],
+                "changed_file": changed_file(files),
+                **corpus_facts(files),
+                "generate_s": generate_s,
+            },
+            notes=NOTES,
+        ),
         "timings": timings,
         "ratios": ratios,
         "targets": {
