@@ -30,7 +30,7 @@ from typing import Any
 from taskctx_records import RecordStore
 from taskctx_records.schema import MIGRATIONS, NEW_PAGE_SIZE, WAL_AUTOCHECKPOINT_PAGES
 
-from bench.common import git_facts, machine_facts, now_iso
+from bench.common import result_header
 from bench.index_build import peak_rss_bytes
 from bench.records import SOURCE_SCOPE, _source_items
 
@@ -197,22 +197,22 @@ def run_params(params: PutFloorParams) -> dict[str, Any]:
 def run(quick: bool) -> dict[str, Any]:
     """The benchmark entry point."""
     params = QUICK if quick else FULL
+    notes = [
+        "rps: records/s from the median of the rounds; the writers take turns in "
+        f"chunks of {CHUNK} puts in one process, each into its own fresh database",
+        "floor_now: raw sqlite3, the current schema and page size, the statements a "
+        "put runs, content encoded beforehand; floor_before: the same on schema "
+        f"version {PRE_ISSUE_17_VERSION} in 4096-byte pages",
+        "peak_rss_bytes: the process's peak after that size (all writers together)",
+    ]
     return {
-        "benchmark": NAME,
-        "quick": quick,
-        "when": now_iso(),
-        "machine": machine_facts(),
-        "git": git_facts(),
-        "params": {"sizes": list(params.sizes), "rounds": params.rounds, "chunk": CHUNK},
+        **result_header(
+            NAME,
+            quick=quick,
+            params={"sizes": list(params.sizes), "rounds": params.rounds, "chunk": CHUNK},
+            notes=notes,
+        ),
         "page_size_new": NEW_PAGE_SIZE,
-        "notes": [
-            "rps: records/s from the median of the rounds; the writers take turns in "
-            f"chunks of {CHUNK} puts in one process, each into its own fresh database",
-            "floor_now: raw sqlite3, the current schema and page size, the statements a "
-            "put runs, content encoded beforehand; floor_before: the same on schema "
-            f"version {PRE_ISSUE_17_VERSION} in 4096-byte pages",
-            "peak_rss_bytes: the process's peak after that size (all writers together)",
-        ],
         **run_params(params),
     }
 
