@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import attrs
 
+from taskctx.frozen import share_fields_sets
 from taskctx.gcpause import collector_paused
 from taskctx.indexfeed import (
     DEFAULT_BOUND,
@@ -423,6 +424,7 @@ async def _enumerate_all(
         )
         if page.revision != revision:
             raise RevisionMovedError(revision, page.revision)
+        share_fields_sets(page.descriptors)  # the partition keeps them all
         descriptors.extend(page.descriptors)
         if page.enumeration is not Enumeration.EXHAUSTIVE:
             enumeration = page.enumeration
