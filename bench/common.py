@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REPO_ROOT",
     "RESULTS_DIR",
+    "FloorParams",
     "git_facts",
     "machine_facts",
     "now_iso",
@@ -34,6 +36,14 @@ __all__ = [
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+@dataclass(frozen=True)
+class FloorParams:
+    """What a bench beside a floor runs: record counts, and rounds per count."""
+
+    sizes: tuple[int, ...] = (1_000, 10_000)
+    rounds: int = 3
 
 
 def summarize(samples: Sequence[float]) -> dict[str, Any]:

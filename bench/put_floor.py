@@ -23,14 +23,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from taskctx_records import RecordStore
 from taskctx_records.schema import MIGRATIONS, NEW_PAGE_SIZE, WAL_AUTOCHECKPOINT_PAGES
 
-from bench.common import result_header
+from bench.common import FloorParams, result_header
 from bench.index_build import peak_rss_bytes
 from bench.records import SOURCE_SCOPE, _source_items
 
@@ -47,16 +46,8 @@ PRE_ISSUE_17_VERSION = 2
 revision, record_scope with a rowid and three B-trees)."""
 
 
-@dataclass(frozen=True)
-class PutFloorParams:
-    """Record counts and rounds per count."""
-
-    sizes: tuple[int, ...] = (1_000, 10_000)
-    rounds: int = 3
-
-
-FULL = PutFloorParams()
-QUICK = PutFloorParams(sizes=(300,), rounds=1)
+FULL = FloorParams(rounds=3)
+QUICK = FloorParams(sizes=(300,), rounds=1)
 
 
 class _RawWriter:
@@ -168,7 +159,7 @@ def _round(base: Path, count: int) -> tuple[dict[str, float], bool]:
     return spent, all(rows == count for rows in written.values())
 
 
-def run_params(params: PutFloorParams) -> dict[str, Any]:
+def run_params(params: FloorParams) -> dict[str, Any]:
     """Measure every size; medians of the rounds, in records per second."""
     sizes: dict[str, Any] = {}
     complete = True

@@ -22,19 +22,19 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from taskctx_records import RecordStore
 from taskctx_records.schema import OPEN_END
 
-from bench.common import package_facts, result_header
+from bench.common import FloorParams, package_facts, result_header
 from bench.peer_taskctx import HOST_ALLOW
 from bench.records import SOURCE_BUDGET, SOURCE_QUERY, SOURCE_SCOPE, _source_items
 from taskctx import PluginHost, TaskContext
 
-__all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "ReadFloorParams", "run", "summary_lines"]
+__all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "run", "summary_lines"]
 
 NAME = "read_floor"
 DESCRIPTION = (
@@ -56,16 +56,8 @@ NOTES = (
 )
 
 
-@dataclass(frozen=True)
-class ReadFloorParams:
-    """Record counts and rounds per count."""
-
-    sizes: tuple[int, ...] = (1_000, 10_000)
-    rounds: int = 5
-
-
-FULL = ReadFloorParams()
-QUICK = ReadFloorParams(sizes=(300,), rounds=1)
+FULL = FloorParams(rounds=5)
+QUICK = FloorParams(sizes=(300,), rounds=1)
 
 _SCOPE_ROWS = (
     "SELECT r.id, r.collection, r.kind, r.content FROM record_scope s JOIN records r "
@@ -159,7 +151,7 @@ def _size(count: int, rounds: int, base: Path) -> dict[str, Any]:
     }
 
 
-def run_read_floor(params: ReadFloorParams, *, quick: bool) -> dict[str, Any]:
+def run_read_floor(params: FloorParams, *, quick: bool) -> dict[str, Any]:
     """Every size of ``params``, each in a fresh folder; the JSON result."""
     sizes: dict[str, Any] = {}
     checks: dict[str, bool] = {}
