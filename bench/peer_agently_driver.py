@@ -3,7 +3,8 @@
 ``<venv>/bin/python bench/peer_agently_driver.py SPEC.json OUT.json`` runs the steps a spec
 names (the spec shape is ``bench.peer.step_spec``) with Agently's public API and writes the
 times, package facts and this process's peak RSS to ``OUT.json``. Standard library and
-``agently`` only: taskctx is not installed in that interpreter.
+``agently`` only, and ``bench.common`` (standard library only at run time): taskctx is not
+installed in that interpreter.
 
 What each step uses (Agently 4.1.4.10):
 
@@ -26,27 +27,17 @@ import asyncio
 import gc
 import importlib
 import json
-import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+# run as a script: the repository root is not on the path, bench.common is wanted
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import peak_rss_bytes
+
 BINDING = "peer"
-
-
-def _peak_rss_bytes() -> int:
-    """This process's peak resident set size: VmHWM of /proc/self/status (it starts afresh
-    at exec; ru_maxrss keeps the parent's peak across fork and exec), else ru_maxrss."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 def _facts(package: Any) -> dict[str, Any]:
@@ -159,7 +150,7 @@ def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     result = asyncio.run(_run(spec))
     version = importlib.import_module("importlib.metadata").version("agently")
-    result.update({"side": "agently", "version": version, "peak_rss_bytes": _peak_rss_bytes()})
+    result.update({"side": "agently", "version": version, "peak_rss_bytes": peak_rss_bytes()})
     Path(argv[1]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -209,3 +210,19 @@ def test_progress_line_shows_one_sides_figures() -> None:
     assert line == (
         "agently records 1,000 (round 1): puts 500/s, first 1.50 s, warm 12.5 ms; peak RSS 3 MiB"
     )
+
+
+def test_the_agently_driver_runs_without_taskctx_installed() -> None:
+    """The peer's interpreter has only the standard library and agently: the driver and
+    the bench.common it imports load with no site-packages at all."""
+    driver = Path(peer.__file__).with_name("peer_agently_driver.py")
+    code = (
+        "import runpy, sys; sys.argv = ['driver']; "
+        f"runpy.run_path({str(driver)!r}, run_name='not_main'); "
+        "import bench.common; print('taskctx' in sys.modules, 'pydantic' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
