@@ -234,24 +234,29 @@ def test_concurrent_syncs_apply_a_change_once(tmp_path: Path) -> None:
 
 
 def test_sections_keep_document_order() -> None:
-    """Sections with positions sort in document order, not by their scope names."""
-    from taskctx.index import SortedDescriptors
+    """Sections with positions sort in document order, not by their scope names; the
+    whole item comes first, and a change moves one key to its place."""
 
     def section(scope: str | None, position: int | None) -> SourceDescriptor:
         return SourceDescriptor(path="a.docx", scope=scope, position=position, content_version="v")
 
-    view = SortedDescriptors(
-        [section("section:Zeta", 0), section("section:(headers)", 2), section(None, None)]
+    key = PartitionKey(binding_id="b", source_identity="s", provider="structural")
+    provider = StructuralProvider()
+    state = PartitionState(key, provider, provider.open_partition(key, None))
+    state.replace(
+        [section("section:Zeta", 0), section("section:(headers)", 2), section(None, None)], []
     )
-    view.upsert(section("section:Alpha", 1))
-    assert [d.scope for d in view.items] == [
+    state.replace([section("section:Alpha", 1)], [])
+    assert [d.scope for d in state.ordered] == [
         None,
         "section:Zeta",
         "section:Alpha",
         "section:(headers)",
     ]
-    view.remove("a.docx", "section:Alpha")
-    assert [d.scope for d in view.items] == [None, "section:Zeta", "section:(headers)"]
+    state.replace([section("section:Alpha", 3)], [("a.docx", "section:Zeta")])
+    assert [d.scope for d in state.ordered] == [None, "section:(headers)", "section:Alpha"]
+    state.replace([section("section:Alpha", 3), section("section:Alpha", 0)], [])
+    assert [d.scope for d in state.ordered] == [None, "section:Alpha", "section:(headers)"]
 
 
 def test_filter_views_follow_changes_and_copy_nothing_when_all_pass() -> None:
@@ -267,7 +272,7 @@ def test_filter_views_follow_changes_and_copy_nothing_when_all_pass() -> None:
     state.replace([item("a.txt"), item("b.txt")], [])
     small = ContextFilters(max_size=100, include_hidden=True)
     visible = ContextFilters()
-    assert state.filtered(small) is state.ordered
+    assert state.filtered(small).keys is state.ordered.keys
     state.replace([item("c.txt", size=500), item(".hidden/d.txt")], [])
     assert [d.path for d in state.filtered(small)] == [".hidden/d.txt", "a.txt", "b.txt"]
     assert [d.path for d in state.filtered(visible)] == ["a.txt", "b.txt", "c.txt"]

@@ -157,10 +157,10 @@ def test_batches_never_split_one_items_sections() -> None:
 
     run = [described("a.txt", None)] * (READ_BATCH - 1)
     long = [described("b.txt", None)] + [described("b.txt", f"lines:{n}-{n}") for n in range(9)]
-    batches = _batches([*run, *long, described("c.txt", None)])
+    batches = list(_batches([*run, *long, described("c.txt", None)]))
     assert [len(b) for b in batches] == [READ_BATCH - 1 + 10, 1]
     assert {d.path for d in batches[0][READ_BATCH - 1 :]} == {"b.txt"}
-    assert _batches([]) == []
+    assert list(_batches([])) == []
 
 
 def test_a_first_read_delivers_what_the_sync_read(tmp_path: Path) -> None:

@@ -42,12 +42,16 @@ from taskctx.model import (
 from taskctx.partition import (
     INCREMENTAL_LIMIT,
     DescriptorKey,
+    DescriptorList,
+    PackedDescriptor,
     PartitionState,
-    SortedDescriptors,
+    SortedKeys,
     SyncReport,
     doc_id_of,
     keys_of,
+    pack,
     passes_filters,
+    version_of,
 )
 from taskctx.protocols import (
     ChangeSet,
@@ -72,7 +76,7 @@ __all__ = [
     "ContextIndex",
     "PartitionState",
     "RevisionMovedError",
-    "SortedDescriptors",
+    "SortedKeys",
     "StructuralProvider",
     "SyncReport",
     "TextLoader",
@@ -242,21 +246,24 @@ class ContextIndex:
                 return await self._sync_journal(
                     state, source, changes, load_text, progress, started
                 )
-        descriptors, enumeration, reasons = await _enumerate_all(source, revision)
-        fresh = {d.key: d for d in descriptors}
+        fresh, enumeration, reasons = await _enumerate_all(source, revision)
         known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
-        changed = [d for key, d in fresh.items() if state.descriptors.get(key) != d]
-        gone = [key for key in state.descriptors if key not in fresh]
+        kept = state.rows
+        changed = [(key, row) for key, row in fresh.items() if kept.get(key) != row]
+        gone = [key for key in kept if key not in fresh]
         # what the partition holds decides what it needs, whoever wrote it last
-        to_index = [d for d in fresh.values() if known.get(doc_id_of(*d.key)) != d.content_version]
+        to_index = DescriptorList(
+            fresh,
+            [key for key, row in fresh.items() if known.get(doc_id_of(*key)) != version_of(row)],
+        )
         unindex = [key for key in keys_of(known) if key not in fresh]
         moved_items = await self._apply(state, to_index, unindex, load_text, progress)
         await _stop_if_moved(state, source, revision, moved_items)
-        state.replace(changed, gone)
+        state.replace_packed(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
         state.generation_seen = _generation(state.partition)
-        added = sum(1 for d in to_index if doc_id_of(*d.key) not in known)
+        added = sum(1 for key in to_index.keys if doc_id_of(*key) not in known)
         state.last_sync = SyncReport(
             mode="diff",
             added=added,
@@ -343,7 +350,7 @@ class ContextIndex:
         """
         in_scope = state.filtered(filters)
         if exclude:
-            in_scope = [d for d in in_scope if d.key not in exclude]
+            in_scope = DescriptorList(state.rows, [k for k in in_scope.keys if k not in exclude])
         structural = state.provider.kind == "structural"
         if structural or not query.strip():
             reasons = state.enumeration_reasons
@@ -357,7 +364,7 @@ class ContextIndex:
                 reasons=reasons,
             )
         restrict = (
-            None if len(in_scope) == len(state.ordered) else [doc_id_of(*d.key) for d in in_scope]
+            None if len(in_scope) == len(state.rows) else [doc_id_of(*k) for k in in_scope.keys]
         )
         result = state.partition.search(query, restrict, limit)
         ranked: list[SourceDescriptor] = []
@@ -413,8 +420,10 @@ def _generation(partition: IndexPartition) -> str | None:
 
 async def _enumerate_all(
     source: ContextSource, revision: str
-) -> tuple[list[SourceDescriptor], Enumeration, tuple[str, ...]]:
-    descriptors: list[SourceDescriptor] = []
+) -> tuple[dict[DescriptorKey, PackedDescriptor], Enumeration, tuple[str, ...]]:
+    """Every descriptor of ``revision``, packed as it arrives (a page's models are let
+    go before the next page is asked for), by key in enumeration order."""
+    rows: dict[DescriptorKey, PackedDescriptor] = {}
     cursor: str | None = None
     enumeration = Enumeration.EXHAUSTIVE
     reasons: list[str] = []
@@ -425,12 +434,13 @@ async def _enumerate_all(
         if page.revision != revision:
             raise RevisionMovedError(revision, page.revision)
         share_fields_sets(page.descriptors)  # the partition keeps them all
-        descriptors.extend(page.descriptors)
+        for descriptor in page.descriptors:
+            rows[descriptor.key] = pack(descriptor)
         if page.enumeration is not Enumeration.EXHAUSTIVE:
             enumeration = page.enumeration
         reasons.extend(r for r in page.reasons if r not in reasons)
         if page.next_cursor is None:
-            return descriptors, enumeration, tuple(reasons)
+            return rows, enumeration, tuple(reasons)
         if page.next_cursor == cursor:
             raise RuntimeError(f"source {source.kind!r} returned the same cursor twice")
         cursor = page.next_cursor

@@ -207,17 +207,18 @@ def _document(descriptor: SourceDescriptor, text: str | None) -> IndexDocument:
     )
 
 
-def _batches(descriptors: Sequence[SourceDescriptor]) -> list[Sequence[SourceDescriptor]]:
-    """``descriptors`` in batches of about READ_BATCH, never splitting one item's run."""
-    batches: list[Sequence[SourceDescriptor]] = []
-    start = 0
-    while start < len(descriptors):
-        end = min(start + READ_BATCH, len(descriptors))
-        while end < len(descriptors) and descriptors[end].path == descriptors[end - 1].path:
-            end += 1
-        batches.append(descriptors[start:end])
-        start = end
-    return batches
+def _batches(descriptors: Iterable[SourceDescriptor]) -> Iterator[list[SourceDescriptor]]:
+    """``descriptors`` in batches of about READ_BATCH, never splitting one item's run;
+    made as the feed goes (a partition's packed descriptors are unpacked one batch at a
+    time, not all at once)."""
+    batch: list[SourceDescriptor] = []
+    for descriptor in descriptors:
+        if len(batch) >= READ_BATCH and descriptor.path != batch[-1].path:
+            yield batch
+            batch = []
+        batch.append(descriptor)
+    if batch:
+        yield batch
 
 
 async def _read_batch(

@@ -1,8 +1,11 @@
 """One synced partition as the reader sees it: descriptors in structural order, filters.
 
-``PartitionState`` keeps a partition's descriptors by key, a ``SortedDescriptors`` view
-in structural order (path, then natural scope order) and memoised views per structural
-filter, all updated in place as a sync applies changes (``taskctx.index`` syncs it).
+``PartitionState`` keeps a partition's descriptors packed (``taskctx.frozen.Packer``: a
+tuple of values each, a third of a model's memory), their keys in structural order
+(path, then natural scope order) and memoised key views per structural filter, all
+updated in place as a sync applies changes (``taskctx.index`` syncs it). Descriptors are
+unpacked only when handed out: a ranked read unpacks its hits, a structural one the
+items its pages walk.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ import asyncio
 import bisect
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
 
 import attrs
 
+from taskctx.frozen import Packer
 from taskctx.media import is_hidden_path
 from taskctx.model import ContextFilters, Enumeration, FrozenModel, SourceDescriptor
 from taskctx.protocols import IndexPartition, IndexProvider, PartitionKey
@@ -23,15 +27,31 @@ from taskctx.protocols import IndexPartition, IndexProvider, PartitionKey
 __all__ = [
     "INCREMENTAL_LIMIT",
     "DescriptorKey",
+    "DescriptorList",
+    "DescriptorMap",
+    "PackedDescriptor",
     "PartitionState",
-    "SortedDescriptors",
+    "SortedKeys",
     "SyncReport",
     "doc_id_of",
+    "key_of_doc_id",
     "keys_of",
+    "pack",
     "passes_filters",
+    "unpack",
+    "version_of",
 ]
 
 DescriptorKey = tuple[str, str | None]
+PackedDescriptor = tuple[Any, ...]
+"""A descriptor as a partition keeps it (:data:`pack`; :data:`unpack` gives it back)."""
+
+_PACKER = Packer(SourceDescriptor)
+pack = _PACKER.pack
+unpack = _PACKER.unpack
+_FIELD = {name: i for i, name in enumerate(SourceDescriptor.model_fields)}
+_PATH, _SCOPE, _POSITION = _FIELD["path"], _FIELD["scope"], _FIELD["position"]
+_REQUIRED, _CONTENT_VERSION = _FIELD["required"], _FIELD["content_version"]
 _DIGITS = re.compile(r"(\d+)")
 _SCOPE_SEPARATOR = "\x1f"  # cannot occur in a path or scope, unlike "#"
 
@@ -41,59 +61,138 @@ def doc_id_of(path: str, scope: str | None) -> str:
     return path if scope is None else f"{path}{_SCOPE_SEPARATOR}{scope}"
 
 
+def version_of(row: PackedDescriptor) -> str:
+    """The content version of a packed descriptor."""
+    return row[_CONTENT_VERSION]  # type: ignore[no-any-return]
+
+
+def key_of_doc_id(doc_id: str) -> DescriptorKey:
+    """The descriptor key of a document id (``doc_id_of`` reversed)."""
+    path, _, scope = doc_id.partition(_SCOPE_SEPARATOR)
+    return (path, scope or None)
+
+
 def _natural(text: str | None) -> tuple[Any, ...]:
     if text is None:
         return ()
     return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(text))
 
 
-def _order_key(descriptor: SourceDescriptor) -> tuple[Any, ...]:
+def _order_key(row: PackedDescriptor) -> tuple[Any, ...]:
     """Path, then the whole item, then its sections in document order (or natural order)."""
-    scope = descriptor.scope
-    position = descriptor.position if descriptor.position is not None else -1
-    return (descriptor.path, scope is not None, position, _natural(scope))
+    scope = row[_SCOPE]
+    if scope is None:
+        return (row[_PATH],)  # sorts before (path, True, ...): the whole item comes first
+    position = row[_POSITION]
+    return (row[_PATH], True, position if position is not None else -1, _natural(scope))
 
 
-class SortedDescriptors:
-    """Descriptors in structural order (path, then natural scope order), updated in place.
+class SortedKeys:
+    """Descriptor keys in structural order (path, then natural scope order), updated in
+    place against the packed descriptors they name.
 
-    One change costs a binary search and a list insert, not a re-sort of everything.
+    One change costs a binary search and a list insert, not a re-sort of everything. The
+    order of a key is computed from its descriptor when compared (nothing is kept per key
+    but the key itself), so a key is removed before its descriptor changes.
     """
 
-    __slots__ = ("items", "keys", "order")
+    __slots__ = ("keys", "rows")
 
-    def __init__(self, descriptors: Iterable[SourceDescriptor] = ()) -> None:
-        pairs = sorted(((_order_key(d), d) for d in descriptors), key=lambda p: p[0])
-        self.keys: list[tuple[Any, ...]] = [key for key, _ in pairs]
-        self.items: list[SourceDescriptor] = [d for _, d in pairs]
-        self.order: dict[DescriptorKey, tuple[Any, ...]] = {
-            d.key: key for key, d in zip(self.keys, self.items, strict=True)
-        }
+    def __init__(
+        self, rows: Mapping[DescriptorKey, PackedDescriptor], keys: Iterable[DescriptorKey] = ()
+    ) -> None:
+        self.rows = rows
+        self.keys: list[DescriptorKey] = sorted(keys, key=self._order)
+
+    def _order(self, key: DescriptorKey) -> tuple[Any, ...]:
+        return _order_key(self.rows[key])
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.keys)
 
-    def upsert(self, descriptor: SourceDescriptor) -> None:
-        """Insert ``descriptor`` at its place, or replace the one with its key."""
-        self.remove(*descriptor.key)
-        key = _order_key(descriptor)
-        self.order[descriptor.key] = key
-        index = bisect.bisect_left(self.keys, key)
-        if index < len(self.keys) and self.keys[index] == key:
-            self.items[index] = descriptor
-        else:
-            self.keys.insert(index, key)
-            self.items.insert(index, descriptor)
+    def insert(self, key: DescriptorKey) -> None:
+        """Insert ``key`` (its descriptor already kept, the key not yet here) at its place."""
+        self.keys.insert(bisect.bisect_left(self.keys, self._order(key), key=self._order), key)
 
-    def remove(self, path: str, scope: str | None) -> None:
-        """Remove the descriptor with this key, if present."""
-        key = self.order.pop((path, scope), None)
-        if key is None:
+    def remove(self, key: DescriptorKey) -> None:
+        """Remove ``key`` (its descriptor still the one it was inserted with), if present."""
+        row = self.rows.get(key)
+        if row is None:
             return
-        index = bisect.bisect_left(self.keys, key)
+        index = bisect.bisect_left(self.keys, _order_key(row), key=self._order)
         if index < len(self.keys) and self.keys[index] == key:
             del self.keys[index]
-            del self.items[index]
+
+
+class DescriptorList(Sequence[SourceDescriptor]):
+    """Descriptors in the order of a list of keys, unpacked as they are read.
+
+    Each access makes a new (equal) descriptor: hold on to what you use rather than
+    reading one position twice. ``keys`` is the list itself (do not mutate).
+    """
+
+    __slots__ = ("keys", "rows")
+
+    def __init__(
+        self, rows: Mapping[DescriptorKey, PackedDescriptor], keys: Sequence[DescriptorKey]
+    ) -> None:
+        self.rows = rows
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceDescriptor: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SourceDescriptor]: ...
+    def __getitem__(self, index: int | slice) -> SourceDescriptor | list[SourceDescriptor]:
+        rows = self.rows
+        if isinstance(index, slice):
+            return [unpack(rows[key]) for key in self.keys[index]]
+        return unpack(rows[self.keys[index]])
+
+    def __iter__(self) -> Iterator[SourceDescriptor]:
+        rows = self.rows
+        return (unpack(rows[key]) for key in self.keys)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DescriptorList):
+            return list(self.keys) == list(other.keys) and all(
+                self.rows[key] == other.rows[key] for key in self.keys
+            )
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DescriptorList({len(self.keys)} descriptors)"
+
+
+class DescriptorMap(Mapping[DescriptorKey, SourceDescriptor]):
+    """A partition's descriptors by key, unpacked as they are read (a live view)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Mapping[DescriptorKey, PackedDescriptor]) -> None:
+        self.rows = rows
+
+    def __getitem__(self, key: DescriptorKey) -> SourceDescriptor:
+        return unpack(self.rows[key])
+
+    def get(self, key: DescriptorKey, default: Any = None) -> Any:
+        """The descriptor of ``key``, or ``default``."""
+        row = self.rows.get(key)
+        return default if row is None else unpack(row)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[DescriptorKey]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 class SyncReport(FrozenModel):
@@ -119,18 +218,18 @@ class PartitionState:
     provider: IndexProvider
     partition: IndexPartition
     revision: str | None = None
-    descriptors: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
-    structure: SortedDescriptors = attrs.field(factory=SortedDescriptors)
+    rows: dict[DescriptorKey, PackedDescriptor] = attrs.field(factory=dict)
+    """The packed descriptors by key (``descriptors`` unpacks them)."""
+    structure: SortedKeys = attrs.field(
+        default=attrs.Factory(lambda self: SortedKeys(self.rows), takes_self=True)
+    )
     enumeration: Enumeration = Enumeration.EXHAUSTIVE
     enumeration_reasons: tuple[str, ...] = ()
     generation: int = 0
-    _filtered: dict[str, tuple[ContextFilters, SortedDescriptors | None]] = attrs.field(
-        factory=dict
-    )
+    _filtered: dict[str, tuple[ContextFilters, SortedKeys | None]] = attrs.field(factory=dict)
     """Memoised filter views; None where every descriptor passes (the view is the
     structure itself, not a copy of it)."""
-    _by_doc_id: dict[str, SourceDescriptor] = attrs.field(factory=dict)
-    _required: dict[DescriptorKey, SourceDescriptor] = attrs.field(factory=dict)
+    _required: set[DescriptorKey] = attrs.field(factory=set)
     last_sync: SyncReport | None = None
     generation_seen: str | None = None
     _lock: asyncio.Lock | None = None
@@ -144,65 +243,93 @@ class PartitionState:
         return self._lock
 
     @property
-    def ordered(self) -> list[SourceDescriptor]:
-        """Every descriptor in structural order (do not mutate)."""
-        return self.structure.items
+    def descriptors(self) -> DescriptorMap:
+        """Every descriptor by key (a live view; each lookup unpacks)."""
+        return DescriptorMap(self.rows)
 
-    def filtered(self, filters: ContextFilters) -> list[SourceDescriptor]:
+    @property
+    def ordered(self) -> DescriptorList:
+        """Every descriptor in structural order (a live view)."""
+        return DescriptorList(self.rows, self.structure.keys)
+
+    def filtered(self, filters: ContextFilters) -> DescriptorList:
         """Descriptors passing the structural filters, in structural order (memoised)."""
         memo_key = filters.model_dump_json(exclude={"bindings", "source_kinds"})
         cached = self._filtered.get(memo_key)
         if cached is None:
-            everything = self.structure.items
-            passing = [d for d in everything if passes_filters(d, filters)]
-            view = None if len(passing) == len(everything) else SortedDescriptors(passing)
+            rows = self.rows
+            everything = self.structure.keys
+            passing = [key for key in everything if passes_filters(unpack(rows[key]), filters)]
+            view = None if len(passing) == len(everything) else SortedKeys(rows)
+            if view is not None:
+                view.keys = passing  # already in structural order
             cached = self._filtered[memo_key] = (filters, view)
         view = cached[1]
-        return self.structure.items if view is None else view.items
+        return DescriptorList(self.rows, (self.structure if view is None else view).keys)
 
     def required(self) -> list[SourceDescriptor]:
         """Descriptors the source marks ``required``, in structural order."""
-        return sorted(self._required.values(), key=_order_key)
+        rows = self.rows
+        return [unpack(rows[key]) for key in sorted(self._required, key=self.structure._order)]
 
     def by_doc_id(self, doc_id: str) -> SourceDescriptor | None:
         """The descriptor a provider hit refers to."""
-        return self._by_doc_id.get(doc_id)
+        row = self.rows.get(key_of_doc_id(doc_id))
+        return None if row is None else unpack(row)
 
     def replace(
         self, upserts: Sequence[SourceDescriptor], deletes: Sequence[DescriptorKey]
     ) -> None:
         """Apply a change to the structural view and to every memoised filter view."""
-        for key in deletes:
-            if self.descriptors.pop(key, None) is not None:
-                self._by_doc_id.pop(doc_id_of(*key), None)
-            self._required.pop(key, None)
-        for descriptor in upserts:
-            self.descriptors[descriptor.key] = descriptor
-            self._by_doc_id[doc_id_of(*descriptor.key)] = descriptor
-            if descriptor.required:
-                self._required[descriptor.key] = descriptor
-            else:
-                self._required.pop(descriptor.key, None)
+        self.replace_packed([(d.key, pack(d)) for d in upserts], deletes)
+
+    def replace_packed(
+        self,
+        upserts: Sequence[tuple[DescriptorKey, PackedDescriptor]],
+        deletes: Sequence[DescriptorKey],
+    ) -> None:
+        """:meth:`replace` with descriptors already packed, each with its key."""
+        rows = self.rows
         self.generation += 1
-        if len(upserts) + len(deletes) > INCREMENTAL_LIMIT:
-            self.structure = SortedDescriptors(self.descriptors.values())
+        rebuild = len(upserts) + len(deletes) > INCREMENTAL_LIMIT
+        if not rebuild and len({key for key, _ in upserts}) < len(upserts):
+            upserts = list(dict(upserts).items())  # a key given twice: the last one counts
+        if rebuild:
+            for key in deletes:
+                rows.pop(key, None)
+            for key, row in upserts:
+                rows[key] = row
+        else:
+            views = [kept for _, kept in self._filtered.values() if kept is not None]
+            for key in (*deletes, *(key for key, _ in upserts)):
+                self.structure.remove(key)  # while its old descriptor is still kept
+                for kept in views:
+                    kept.remove(key)
+                rows.pop(key, None)
+            for key, row in upserts:
+                rows[key] = row
+                self.structure.insert(key)
+        for key in deletes:
+            self._required.discard(key)
+        for key, row in upserts:
+            if row[_REQUIRED]:
+                self._required.add(key)
+            else:
+                self._required.discard(key)
+        if rebuild:
+            self.structure = SortedKeys(rows, rows)
             self._filtered.clear()
             return
-        for key in deletes:
-            self.structure.remove(*key)
-            for _, view in self._filtered.values():
-                if view is not None:
-                    view.remove(*key)
-        for descriptor in upserts:
-            self.structure.upsert(descriptor)
+        if not self._filtered:
+            return
+        for key, row in upserts:
+            descriptor = unpack(row)
             for memo_key, (filters, view) in list(self._filtered.items()):
                 if passes_filters(descriptor, filters):
                     if view is not None:
-                        view.upsert(descriptor)
+                        view.insert(key)
                 elif view is None:  # no longer everything: made again when next asked
                     del self._filtered[memo_key]
-                else:
-                    view.remove(*descriptor.key)
 
 
 def _dotted(metadata: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
@@ -238,8 +365,4 @@ def passes_filters(descriptor: SourceDescriptor, filters: ContextFilters) -> boo
 
 def keys_of(versions: Mapping[str, str]) -> list[DescriptorKey]:
     """The descriptor keys of a partition's document ids (``doc_id_of`` reversed)."""
-    keys: list[DescriptorKey] = []
-    for doc_id in versions:
-        path, _, scope = doc_id.partition(_SCOPE_SEPARATOR)
-        keys.append((path, scope or None))
-    return keys
+    return [key_of_doc_id(doc_id) for doc_id in versions]

@@ -199,20 +199,23 @@ def entry(path: str, text: str | None, data: bytes = b"") -> Rendered:
 
 
 def test_the_cache_stays_within_its_bound() -> None:
-    """Entries past ``max_chars`` push the oldest out; one larger than the bound is not
-    kept; take removes; None as a version never matches; a negative bound is refused."""
+    """A full cache keeps the first entries (those a sync reads first) and refuses new
+    ones until a take frees room; one larger than the bound is not kept; take removes;
+    None as a version never matches; a negative bound is refused."""
     cache = RenderedCache(max_chars=3 * (ENTRY_CHARS + 10))
     for n in range(5):
         cache.keep(entry(f"p{n}", "x" * 10))
         assert cache.chars <= cache.max_chars
     assert len(cache) == 3
-    assert cache.take("p0", "r1:p0") is None
-    assert cache.take("p4", None) is None
-    kept = cache.take("p4", "r1:p4")
+    assert cache.take("p4", "r1:p4") is None  # did not fit: never kept
+    assert cache.take("p0", None) is None
+    kept = cache.take("p0", "r1:p0")
     assert kept is not None
     assert kept.text == "x" * 10
-    assert cache.take("p4", "r1:p4") is None
+    assert cache.take("p0", "r1:p0") is None
     assert cache.chars == 2 * (ENTRY_CHARS + 10)
+    cache.keep(entry("p4", "x" * 10))  # the take made room
+    assert cache.take("p4", "r1:p4") is not None
     cache.keep(entry("huge", None, b"y" * cache.max_chars))
     assert cache.take("huge", "r1:huge") is None
     cache.keep(entry("p2", "z" * 10))  # the same key again replaces, never counts twice

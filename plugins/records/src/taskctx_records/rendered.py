@@ -50,11 +50,16 @@ class Rendered:
 
 
 class RenderedCache:
-    """Rendered record versions, at most ``max_chars`` characters (oldest out first).
+    """Rendered record versions, at most ``max_chars`` characters (a full cache keeps
+    what it has).
 
     ``take`` removes what it returns: an index sync reads each version once, and what a
     sync never reads is dropped when the next enumeration starts (``clear``), so the cache
-    holds nothing between syncs but what the last one did not need.
+    holds nothing between syncs but what the last one did not need. A sync reads in the
+    order enumeration rendered, so when the cache is full the entries worth keeping are
+    the first ones: a new entry that does not fit is not kept (pushing the oldest out
+    instead would drop exactly the entries the sync reads first, and cost a scan of the
+    dict's emptied head on every keep).
     """
 
     def __init__(self, max_chars: int = 16_000_000) -> None:
@@ -69,20 +74,16 @@ class RenderedCache:
         return len(self._entries)
 
     def keep(self, rendered: Rendered) -> None:
-        """Keep ``rendered`` under its id and content version, dropping the oldest past
-        the bound (an entry larger than the bound is not kept)."""
-        if rendered.chars > self.max_chars:
-            return
+        """Keep ``rendered`` under its id and content version if it fits in the bound
+        (replacing an entry of the same key); otherwise leave the cache as it is."""
         key = (rendered.descriptor.path, rendered.descriptor.content_version)
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self.chars -= old.chars
+            old = self._entries.get(key)
+            held = self.chars - (old.chars if old is not None else 0)
+            if held + rendered.chars > self.max_chars:
+                return
             self._entries[key] = rendered
-            self.chars += rendered.chars
-            while self.chars > self.max_chars:
-                oldest = next(iter(self._entries))
-                self.chars -= self._entries.pop(oldest).chars
+            self.chars = held + rendered.chars
 
     def take(self, record_id: str, content_version: str | None) -> Rendered | None:
         """The entry of ``record_id`` at exactly ``content_version`` (removed), or None."""

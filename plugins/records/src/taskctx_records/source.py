@@ -96,6 +96,17 @@ def _revision_of(content_version: str | None) -> int | None:
         return None
 
 
+SHARED_METADATA = 4096
+"""The most distinct (collection, kind, scope, meta) a source remembers while enumerating."""
+
+
+def _metadata(
+    collection: str, kind: str | None, scope: Mapping[str, Any], meta: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The metadata of a record version's descriptor."""
+    return {"collection": collection, "kind": kind, "scope": scope, "meta": meta}
+
+
 class RecordSource:
     """Records of one store through a scope (JSON key/values) and collections."""
 
@@ -129,6 +140,9 @@ class RecordSource:
         self.identity = f"record_store:{store.root.resolve()}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
         self.rendered = RenderedCache(self.rendered_max_chars)
+        self._metadata: dict[
+            tuple[str, str | None, str, str], tuple[Mapping[str, Any], Mapping[str, Any]]
+        ] = {}
 
     def with_configuration(self, configuration: RunConfiguration) -> RecordSource:
         """Itself, under any configuration: a record store is local SQLite; it contacts no host."""
@@ -168,9 +182,8 @@ class RecordSource:
         return self._rendered(
             record.id,
             record.collection,
-            record.kind,
             record.scope,
-            record.meta,
+            _metadata(record.collection, record.kind, record.scope, record.meta),
             record.content_type,
             record.content,
             record.sha256,
@@ -182,12 +195,12 @@ class RecordSource:
         """:meth:`_render` of the Record ``row`` makes (a row of ``RECORD_COLUMNS``), from
         only the columns a rendering needs: no Record is validated, no timestamp parsed."""
         content_type = row["content_type"]
+        scope, metadata = self._shared_metadata(row)
         return self._rendered(
             row["id"],
             row["collection"],
-            row["kind"],
-            loads_stored(row["scope"]),
-            loads_stored(row["meta"]),
+            scope,
+            metadata,
             content_type,
             decode(content_type, row["content"]),
             row["sha256"],
@@ -195,13 +208,26 @@ class RecordSource:
             row["revision"],
         )
 
+    def _shared_metadata(self, row: sqlite3.Row) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """The scope and descriptor metadata of a row: one pair for every row of the same
+        collection, kind, scope and meta (most rows of a store share them; a partition
+        keeps every descriptor's metadata, 400 bytes each when parsed per row)."""
+        key = (row["collection"], row["kind"], row["scope"], row["meta"])
+        shared = self._metadata.get(key)
+        if shared is None:
+            if len(self._metadata) >= SHARED_METADATA:
+                self._metadata.clear()
+            scope = loads_stored(key[2])
+            metadata = _metadata(key[0], key[1], scope, loads_stored(key[3]))
+            shared = self._metadata[key] = (scope, metadata)
+        return shared
+
     def _rendered(
         self,
         record_id: str,
         collection: str,
-        kind: str | None,
         scope: Mapping[str, Any],
-        meta: Mapping[str, Any],
+        metadata: Mapping[str, Any],
         content_type: str,
         content: Any,
         sha256: str,
@@ -216,6 +242,7 @@ class RecordSource:
         else:
             media_type = classify_bytes(None, data).media_type
             representation = Representation.REFERENCE_ONLY
+        kind = metadata["kind"]
         title = f"{collection}/{kind}" if kind else collection
         descriptor = SourceDescriptor(
             path=record_id,
@@ -226,7 +253,7 @@ class RecordSource:
             content_version=format_content_version(revision, sha256),
             representation=representation,
             problem=problem,
-            metadata={"collection": collection, "kind": kind, "scope": scope, "meta": meta},
+            metadata=metadata,
         )
         return Rendered(descriptor, collection=collection, scope=scope, text=text, data=data)
 
