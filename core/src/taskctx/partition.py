@@ -180,7 +180,9 @@ class DescriptorMap(Mapping[DescriptorKey, SourceDescriptor]):
     def __getitem__(self, key: DescriptorKey) -> SourceDescriptor:
         return unpack(self.rows[key])
 
-    def get(self, key: DescriptorKey, default: Any = None) -> Any:
+    def get(  # type: ignore[override]
+        self, key: DescriptorKey, default: SourceDescriptor | None = None
+    ) -> SourceDescriptor | None:
         """The descriptor of ``key``, or ``default``."""
         row = self.rows.get(key)
         return default if row is None else unpack(row)
