@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from taskctx import PluginHost, TaskContext
-from taskctx.frozen import share_fields_sets
+from taskctx.frozen import share_fields_sets, share_value
 from taskctx.model import ContextRef, SourceDescriptor
 from taskctx.testing import MemorySource
 from tests.core.sources import numbered
@@ -73,3 +75,43 @@ def test_an_index_keeps_its_descriptors_with_shared_sets(tmp_path: Path) -> None
     kept = state.ordered
     assert len(kept) == 20
     assert len({id(d.model_fields_set) for d in kept}) == 1
+
+
+def test_an_equal_value_is_shared_back_and_another_is_refused() -> None:
+    """share_value lets a model hold the caller's own dict where pydantic made a copy; a
+    value that is not equal (or of another type) is refused, and the model is unchanged."""
+    metadata = {"collection": "obs", "scope": {"task": "t"}}
+    first, second = (
+        SourceDescriptor(path=p, content_version="v", metadata=metadata) for p in ("a", "b")
+    )
+    assert first.metadata is not metadata  # pydantic's own copy
+    share_value(first, "metadata", metadata)
+    share_value(second, "metadata", metadata)
+    assert first.metadata is second.metadata is metadata
+    assert first == SourceDescriptor(path="a", content_version="v", metadata=dict(metadata))
+    for other in ({"collection": "other"}, [("collection", "obs")]):
+        with pytest.raises(ValueError, match="'metadata' of SourceDescriptor is not equal"):
+            share_value(second, "metadata", other)
+    assert second.metadata is metadata
+
+
+def test_a_record_store_partition_keeps_one_metadata_dict_per_kind(tmp_path: Path) -> None:
+    """Records of one collection, kind, scope and meta share one metadata dict in the
+    partition; a record with other meta has its own."""
+    from taskctx_records import RecordStore
+
+    store = RecordStore(tmp_path / "store")
+    scope = {"task": "t"}
+    store.put_many(
+        [{"content": {"n": n}, "collection": "obs", "kind": "k", "scope": scope} for n in range(30)]
+    )
+    store.put({"n": 99}, collection="obs", kind="k", scope=scope, meta={"by": "ann"})
+    host = PluginHost(allow=["taskctx-records"])
+    ctx = TaskContext("shared", host=host, state_dir=tmp_path / "s")
+    ctx.attach(store.source(scope=scope), binding_id="records")
+    ctx.sync_index()
+    (state,) = ctx.index.states.values()
+    metadata = [descriptor.metadata for descriptor in state.ordered]
+    assert len(metadata) == 31
+    assert len({id(m) for m in metadata}) == 2
+    assert [m["meta"] for m in metadata if m["meta"]] == [{"by": "ann"}]

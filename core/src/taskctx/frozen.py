@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FrozenModel", "Packer", "share_fields_sets"]
+__all__ = ["FrozenModel", "Packer", "share_fields_sets", "share_value"]
 
 _M = TypeVar("_M", bound="FrozenModel")
 _NEW = object.__new__
@@ -48,11 +48,28 @@ def share_fields_sets(models: Iterable[FrozenModel]) -> None:
             object.__setattr__(model, "__pydantic_fields_set__", shared)
 
 
+def share_value(model: FrozenModel, name: str, value: Any) -> None:
+    """Let ``model`` hold ``value`` itself as field ``name``, where it holds an equal copy.
+
+    pydantic gives each model its own copy of a dict it was given, so a source that hands
+    thousands of descriptors the same metadata still costs a dict each (184 bytes for a
+    record's four keys) in an index that keeps them all. A source that keeps one dict per
+    distinct metadata, and never changes it, shares it back after validation. Only an
+    equal value is accepted: what the model says never changes.
+    """
+    held = model.__dict__[name]
+    if held is value:
+        return
+    if type(held) is not type(value) or held != value:
+        raise ValueError(f"{name!r} of {type(model).__name__} is not equal to the value shared")
+    model.__dict__[name] = value
+
+
 class Packer(Generic[_M]):
     """Packs frozen models of one class into tuples of their values, and back.
 
-    A model keeps its values in a dict of its own (656 bytes for a descriptor's 17
-    fields); a tuple of the same values costs 200. Whoever keeps many models of one
+    A model keeps its values in a dict of its own (464 bytes for a descriptor's 17
+    fields); a tuple of the same values costs 176. Whoever keeps many models of one
     class (an index keeps every descriptor of a source) keeps them packed and unpacks
     the few it hands out. Unpacking does not validate: a row is only ever made by
     ``pack`` from a model that was validated, so it builds the same model again (equal,

@@ -276,3 +276,41 @@ def test_small_postings_budget_keeps_scores_and_counts() -> None:
     finally:
         roomy.close()
         tight.close()
+
+
+def test_dense_and_sparse_postings_stay_exact_across_changes(memory: FtsPartition) -> None:
+    """A term in most documents keeps its cached frequencies in an array by rowid, a rarer
+    common term in a dict; after updates, deletions and new documents past the array's
+    end, scores and counts still equal FTS5's bm25() over every term."""
+
+    def text(number: int, extra: str = "") -> str:
+        words = ["common"] * (1 + number % 3) + [f"rare{number % 41}", "filler"]
+        if number % 20 == 0:
+            words += ["sparse"] * (1 + number % 2)
+        return " ".join([*words, extra])
+
+    memory.apply([doc(f"d{n:04d}", text(n)) for n in range(600)], [])
+    query = "common sparse rare7 rare8"  # the two rarest always go to FTS5
+    memory.search(query, None, 10)  # loads the common terms' postings
+    kinds = {term: entry.dense for term, entry in memory.cache.postings.items()}
+    assert kinds == {"common": True, "spars": False}  # stemmed
+    changed = [doc(f"d{n:04d}", text(n + 1, "sparse common")) for n in range(0, 600, 9)]
+    changed += [doc(f"d{n:04d}", "filler only") for n in range(5, 600, 31)]
+    added = [doc(f"new{n:03d}", text(n, "common sparse")) for n in range(40)]
+    gone = [f"d{n:04d}" for n in range(3, 600, 50)]
+    memory.apply([*changed, *added], gone)
+    assert set(memory.cache.postings) == {"common", "spars"}  # kept exact, not dropped
+    conn = memory.store._conn
+    for limit in (10, 50):
+        result = memory.search(query, None, limit)
+        rows = conn.execute(
+            "SELECT d.doc_id, -bm25(fts, 2.0, 1.0) FROM fts JOIN docs AS d"
+            " ON d.rowid = fts.rowid WHERE fts MATCH ?",
+            (match_expression(list(dict.fromkeys(tokenize(query)))),),
+        ).fetchall()
+        exact = dict(rows)
+        assert result.considered == len(rows)
+        for hit in result.hits:
+            assert hit.score == pytest.approx(exact[hit.doc_id], rel=1e-12)
+        best = sorted(exact.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        assert [hit.doc_id for hit in result.hits] == [doc_id for doc_id, _ in best]

@@ -16,7 +16,7 @@ nothing a user types can change its syntax.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -105,14 +105,15 @@ def make_plan(
 
 def rescore(
     rows: Sequence[tuple[int, float, str, int]],
-    common: Sequence[tuple[float, Mapping[int, float]]],
+    common: Sequence[tuple[float, Callable[[int], float]]],
     average: float,
 ) -> list[tuple[float, str]]:
     """Phase 2: add each common term's contribution to the phase-1 score of each row.
 
     ``rows`` are (rowid, phase-1 score, doc_id, length); ``common`` holds (idf, rowid ->
-    weighted frequency) per common term, in plan order (each row's sum grows in that
-    order, as in FTS5). Only candidates holding a term are visited (a set intersection).
+    weighted frequency, 0.0 where the document does not hold the term) per common term,
+    in plan order (each row's sum grows in that order, as in FTS5). A frequency of 0.0
+    adds nothing, so it is skipped (as FTS5 visits only the documents holding a term).
     """
     if not common:
         return [(score, doc_id) for _, score, doc_id, _ in rows]
@@ -120,12 +121,14 @@ def rescore(
     lengths = {rowid: length for rowid, _, _, length in rows}
     norms: dict[int, float] = {}
     saturation = K1 + 1.0
-    for weight, freq in common:
-        for rowid in freq.keys() & scores.keys():
+    for weight, frequency_of in common:
+        for rowid in scores:
+            frequency = frequency_of(rowid)
+            if not frequency:
+                continue
             norm = norms.get(rowid)
             if norm is None:
                 norm = norms[rowid] = K1 * (1 - B + B * lengths[rowid] / average)
-            frequency = freq[rowid]
             scores[rowid] += weight * ((frequency * saturation) / (frequency + norm))
     return [(scores[rowid], doc_id) for rowid, _, doc_id, _ in rows]
 

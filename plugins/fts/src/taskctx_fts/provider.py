@@ -270,7 +270,7 @@ class FtsPartition:
         common_bits = 0
         for term in query.common:
             postings = cache.postings_of(term)
-            common.append((plan.idf(cache.frequency(term), cache.documents), postings.freq))
+            common.append((plan.idf(cache.frequency(term), cache.documents), postings.frequency))
             common_bits |= postings.bits
         if restricted:
             common_bits &= allowed

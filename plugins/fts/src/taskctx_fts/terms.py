@@ -11,12 +11,13 @@ data_version`` moves), everything is dropped and reloaded lazily.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 
 from taskctx_fts.store import Change, FtsStore
 
-__all__ = ["DEFAULT_BUDGET", "DF_LIMIT", "Postings", "TermCache", "weighted"]
+__all__ = ["DEFAULT_BUDGET", "DENSE_SHARE", "DF_LIMIT", "Postings", "TermCache", "weighted"]
 
 DEFAULT_BUDGET = 2_000_000
 """Postings entries kept in memory (about 100 bytes each)."""
@@ -24,14 +25,77 @@ DF_LIMIT = 1_000_000
 """Cached document frequencies; past this many (junk queries) the cache starts over."""
 
 
-class Postings:
-    """The documents holding one term: weighted frequency by rowid, and a rowid bitset."""
+DENSE_SHARE = 12
+"""A term held by more than one document in this many (of the rowids up to the largest)
+keeps its frequencies in an array indexed by rowid (8 bytes a rowid) instead of a dict
+(about 100 bytes an entry): the common terms of a large partition are what a cache of
+postings holds, and a dict of a million of them is most of a process's memory."""
 
-    __slots__ = ("bits", "freq")
+
+class Postings:
+    """The documents holding one term: weighted frequency by rowid, and a rowid bitset.
+
+    The frequencies are a dict (rowid -> frequency) for a sparse term, an array indexed by
+    rowid for a dense one (0.0 where a document does not hold the term: a frequency of 0
+    adds nothing to a score either way).
+    """
+
+    __slots__ = ("_dense", "_sparse", "bits", "count")
 
     def __init__(self, freq: dict[int, float], bits: int) -> None:
-        self.freq = freq
         self.bits = bits
+        self.count = len(freq)
+        largest = max(freq, default=0)
+        self._sparse: dict[int, float] | None = None
+        self._dense: array[float] | None = None
+        if self.count * DENSE_SHARE > largest:
+            dense = array("d", bytes(8 * (largest + 1)))
+            for rowid, frequency in freq.items():
+                dense[rowid] = frequency
+            self._dense = dense
+        else:
+            self._sparse = freq
+
+    @property
+    def dense(self) -> bool:
+        """Whether the frequencies are an array indexed by rowid."""
+        return self._dense is not None
+
+    def frequency(self, rowid: int) -> float:
+        """The weighted frequency of the term in ``rowid`` (0.0 if it does not hold it)."""
+        dense = self._dense
+        if dense is not None:
+            return dense[rowid] if rowid < len(dense) else 0.0
+        assert self._sparse is not None
+        return self._sparse.get(rowid, 0.0)
+
+    def put(self, rowid: int, frequency: float) -> None:
+        """Record that ``rowid`` holds the term with this weighted frequency."""
+        bit = 1 << rowid
+        if not self.bits & bit:
+            self.count += 1
+            self.bits |= bit
+        dense = self._dense
+        if dense is None:
+            assert self._sparse is not None
+            self._sparse[rowid] = frequency
+            return
+        if rowid >= len(dense):
+            dense.frombytes(bytes(8 * (rowid + 1 - len(dense))))
+        dense[rowid] = frequency
+
+    def discard(self, rowid: int) -> None:
+        """Record that ``rowid`` no longer holds the term."""
+        bit = 1 << rowid
+        if not self.bits & bit:
+            return
+        self.count -= 1
+        self.bits &= ~bit
+        if self._dense is not None:
+            self._dense[rowid] = 0.0
+        else:
+            assert self._sparse is not None
+            self._sparse.pop(rowid, None)
 
 
 def weighted(weights: tuple[float, float], title: int, body: int) -> float:
@@ -126,7 +190,7 @@ class TermCache:
             for rowid in freq:
                 bits[rowid >> 3] |= 1 << (rowid & 7)
             found = Postings(freq, int.from_bytes(bits, "little"))
-            self.entries += len(freq)
+            self.entries += found.count
             self._evict(self.entries - self.budget)
         self.postings[term] = found
         return found
@@ -134,8 +198,9 @@ class TermCache:
     def _evict(self, excess: int) -> None:
         while excess > 0 and self.postings:
             oldest = next(iter(self.postings))
-            excess -= len(self.postings[oldest].freq)
-            self.entries -= len(self.postings.pop(oldest).freq)
+            count = self.postings.pop(oldest).count
+            excess -= count
+            self.entries -= count
 
     def apply(self, changes: Iterable[Change]) -> None:
         """Update cached df and postings from each changed document, then the totals.
@@ -163,17 +228,14 @@ class TermCache:
             if not touched:
                 continue
             counts = {} if change.new is None else _counts(change.new, touched & new)
-            rowid, bit = change.rowid, 1 << change.rowid
+            rowid = change.rowid
             for term in touched:
                 entry = postings[term]
                 found = counts.get(term)
+                before = entry.count
                 if found is None:
-                    if entry.freq.pop(rowid, None) is not None:
-                        self.entries -= 1
-                    entry.bits &= ~bit
+                    entry.discard(rowid)
                 else:
-                    if rowid not in entry.freq:
-                        self.entries += 1
-                    entry.freq[rowid] = weighted(weights, *found)
-                    entry.bits |= bit
+                    entry.put(rowid, weighted(weights, *found))
+                self.entries += entry.count - before
         self.documents, self.tokens = self.store.totals()

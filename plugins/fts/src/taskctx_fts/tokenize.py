@@ -95,7 +95,10 @@ _COMBINING_MARKS = re.compile(
     "\ufe20-\ufe2f"  # combining half marks
     "]+"
 )
-_CACHE_LIMIT = 500_000
+_CACHE_LIMIT = 200_000
+"""Words a cache holds before it starts over: about 160 bytes a word (the word and its
+tokens), 32 MB at most. More rarely pays: past a corpus's vocabulary the words are ids
+and numbers, each seen once."""
 _T = TypeVar("_T")
 # PyStemmer ships no types. Its own word cache is off (maxCacheSize 0): ours sits in front,
 # and PyStemmer's costs more per word than stemming does.

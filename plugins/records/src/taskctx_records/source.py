@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskctx.codes import ProblemCode
 from taskctx.errors import NotFoundError, PolicyError
+from taskctx.frozen import share_value
 from taskctx.jsonsafe import check_json_depth
 from taskctx.media import classify_bytes, text_nul
 from taskctx.model import (
@@ -255,6 +256,7 @@ class RecordSource:
             problem=problem,
             metadata=metadata,
         )
+        share_value(descriptor, "metadata", metadata)  # one dict for records that share it
         return Rendered(descriptor, collection=collection, scope=scope, text=text, data=data)
 
     def _kept(self, rendered: Rendered) -> SourceDescriptor:
