@@ -222,3 +222,32 @@ def test_merges_count_documents_across_chunks(tmp_path: Path) -> None:
     segments, folded = _build_in_chunks(9, 1000, tmp_path / "large")
     assert segments == [1, 1, 2, 1, 2, 3, 4, 1, 2]  # merged after 1, 2, 4 and 8
     assert folded == list(range(1, 10))
+
+
+def test_a_first_build_in_one_apply_is_not_merged_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply into an empty file writes one segment, so the merge it is due is skipped
+    (the WAL is still folded back); the next due merge of a file that held documents
+    runs."""
+    from taskctx_fts.store import FtsStore
+
+    merges: list[int] = []
+    optimize = FtsStore.optimize
+
+    def counted(store: FtsStore) -> None:
+        merges.append(1)
+        optimize(store)
+
+    monkeypatch.setattr(FtsStore, "optimize", counted)
+    partition = FtsProvider().open_partition(KEY, tmp_path)
+    try:
+        partition.apply([doc(f"d{n}", f"word{n % 97} text") for n in range(2000)], [])
+        assert merges == []
+        assert _segments(tmp_path / DB_NAME) == 1
+        assert (tmp_path / f"{DB_NAME}-wal").stat().st_size == 0
+        partition.apply([doc(f"e{n}", f"word{n % 89} more") for n in range(2000)], [])
+        assert merges == [1]
+        assert _segments(tmp_path / DB_NAME) == 1
+    finally:
+        partition.close()

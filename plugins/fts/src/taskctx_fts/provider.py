@@ -154,6 +154,7 @@ class FtsPartition:
             self._writes += 1  # before writing: a failed write may still have changed it
             try:
                 self.cache.check()
+                was_empty = self.cache.documents == 0
                 changes = self.store.apply(documents, deletes)
             except sqlite3.DatabaseError as error:
                 if is_corruption(error):  # the kernel's view is stale now: fail the sync
@@ -161,15 +162,22 @@ class FtsPartition:
                 raise
             self.cache.apply(changes)
             del documents, changes  # the token copies need not live through a merge
-            self._merge_after(len(upserts) + len(deletes))
+            self._merge_after(len(upserts) + len(deletes), was_empty)
         self.last_apply_seconds = time.perf_counter() - started
 
-    def _merge_after(self, written: int) -> None:
+    def _merge_after(self, written: int, was_empty: bool) -> None:
         """Count ``written`` documents; merge the segments once enough were written, and
-        fold the WAL back after any apply of ``OPTIMIZE_AFTER`` documents or more."""
+        fold the WAL back after any apply of ``OPTIMIZE_AFTER`` documents or more.
+
+        An apply into an empty file wrote one segment in one transaction, which is what a
+        merge leaves (measured up to 50,000 documents): when it is due to merge, it counts
+        as merged without rewriting that segment (a first sync's last step, otherwise)."""
         self._unmerged += written
         if self._unmerged >= max(OPTIMIZE_AFTER, self.cache.documents - self._unmerged):
-            self.store.optimize()
+            if was_empty:
+                self.store.checkpoint()
+            else:
+                self.store.optimize()
             self._unmerged = 0
         elif written >= OPTIMIZE_AFTER:
             self.store.checkpoint()
