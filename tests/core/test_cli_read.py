@@ -88,3 +88,27 @@ def test_read_folder_without_workspace_plugin_names_the_distribution(tmp_path: P
     assert result.exit_code != 0
     assert "task_workspace" in result.output
     assert "taskctx-workspace" in result.output
+
+
+def test_a_missing_workspace_root_is_an_error_and_is_not_made(tmp_path: Path) -> None:
+    """--source task_workspace:root=TYPO fails like a plain path does, naming the folder,
+    and makes nothing; host.source does the same for read_only, and read_write makes it."""
+    from taskctx_workspace import WorkspaceNotFoundError
+
+    from taskctx import PluginHost
+
+    typo = tmp_path / "TYPO"
+    for args in (["read", "--source", f"task_workspace:root={typo}"], ["read", str(typo)]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code != 0, result.output
+        assert str(typo) in result.output
+        assert "Traceback" not in result.output
+        assert not typo.exists()
+    host = PluginHost(allow=["taskctx-workspace"])
+    with pytest.raises(WorkspaceNotFoundError, match="TYPO"):
+        host.source("task_workspace", root=str(typo))
+    assert not typo.exists()
+    host.source("task_workspace", root=str(typo), mode="read_write")
+    assert typo.is_dir()
+    host.source("task_workspace", root=str(tmp_path / "made"), create=True)
+    assert (tmp_path / "made").is_dir()

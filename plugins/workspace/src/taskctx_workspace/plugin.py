@@ -21,12 +21,20 @@ def make_source(
     root: str | Path,
     mode: Literal["read_only", "read_write"] = "read_only",
     execution_id: str | None = None,
-    create: bool = True,
+    create: bool | None = None,
     chunk_chars: int = DEFAULT_CHUNK_CHARS,
     host: PluginHost | None = None,
 ) -> WorkspaceSource:
-    """The factory behind ``host.source("task_workspace", root=..., mode=...)``."""
+    """The factory behind ``host.source("task_workspace", root=..., mode=...)``.
+
+    ``create`` None: a missing root is made for a ``read_write`` workspace only. Reading
+    a folder that is not there is an error naming it (a mistyped
+    ``--source task_workspace:root=...`` must not make an empty folder and read it).
+    """
     from taskctx_workspace.workspace import TaskWorkspace
+
+    if create is None:
+        create = mode == "read_write"
 
     workspace = TaskWorkspace(root, mode=mode, execution_id=execution_id, create=create, host=host)
     return WorkspaceSource(workspace, chunk_chars=int(chunk_chars))
