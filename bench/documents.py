@@ -19,7 +19,6 @@ from __future__ import annotations
 import gc
 import io
 import logging
-import os
 import shutil
 import statistics
 import tempfile
@@ -40,6 +39,7 @@ import taskctx_documents.plugin as documents_plugin
 from taskctx_workspace.workspace import HEAD_BYTES, TaskWorkspace
 
 from bench.common import result_header, skipped_result, summarize
+from bench.evaldata import docs_dir
 from taskctx import PluginHost
 from taskctx.errors import MediaError
 from taskctx.media import classify
@@ -65,12 +65,8 @@ NAME = "documents"
 DESCRIPTION = "eval documents: raw library vs handler parse, first vs cached read_file"
 MAX_PARSE_RATIO = 1.10
 MIN_CACHE_SPEEDUP = 20.0
-DEFAULT_DOCS_DIR = Path(
-    os.environ.get("TASKCTX_EVAL_DOCS")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "docs"
-)
-"""``../shared/eval/docs`` next to the repository (not part of it); ``TASKCTX_EVAL_DOCS``
-names another folder (a worktree that does not sit next to ``shared``)."""
+DEFAULT_DOCS_DIR = docs_dir()
+"""The 80 documents (:func:`bench.evaldata.docs_dir`; never part of the repository)."""
 QUICK_KINDS = ("pdf", "docx", "xlsx", "pptx", "pdf")
 """Formats of the quick selection, one document each (the one nearest 20 KB)."""
 QUICK_NEAR_BYTES = 20_000

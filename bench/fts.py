@@ -26,7 +26,8 @@ from taskctx_fts.plan import match_expression
 from taskctx_fts.store import DB_NAME
 from taskctx_fts.tokenize import clear_caches, tokenize
 
-from bench.common import REPO_ROOT, result_header, skipped_result, summarize
+from bench.common import result_header, skipped_result, summarize
+from bench.evaldata import eval_root
 from taskctx.protocols import IndexDocument, PartitionKey
 
 __all__ = [
@@ -47,8 +48,8 @@ __all__ = [
 
 NAME = "fts"
 DESCRIPTION = "taskctx-fts on BEIR SciFact: nDCG@10, queries/s, build, size, one-doc update"
-SCIFACT_DIR = REPO_ROOT.parent / "shared" / "eval" / "beir" / "scifact"
-"""``../shared/eval/beir/scifact`` next to the repository (not part of it)."""
+SCIFACT_DIR = eval_root() / "beir" / "scifact"
+"""SciFact in the eval data (:func:`bench.evaldata.eval_root`; never part of the repository)."""
 
 TARGET_NDCG = 0.68
 TARGET_QPS = 1000.0

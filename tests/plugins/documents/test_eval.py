@@ -13,24 +13,19 @@ why, file by file.
 from __future__ import annotations
 
 import csv
-import os
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from taskctx_documents import DocumentLimits, default_handlers
 
+from bench.evaldata import docs_dir, missing_reason
 from taskctx.errors import MediaError
 from taskctx.media import clean_text
 from tests.plugins.documents.helpers import words
 
-EVAL_DOCS = Path(
-    os.environ.get("TASKCTX_EVAL_DOCS")
-    or Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "docs"
-)
-"""``../shared/eval/docs`` next to the repository; ``TASKCTX_EVAL_DOCS`` names another
-folder (a worktree that does not sit next to ``shared``)."""
+EVAL_DOCS = docs_dir()
+"""The 80 documents (:func:`bench.evaldata.docs_dir`)."""
 MANIFEST = EVAL_DOCS / "MANIFEST.tsv"
 MAX_SECONDS = 30.0
 """CPU time one document may take."""
@@ -146,7 +141,7 @@ def _expected(case: Case) -> tuple[str, str | None]:
 
 def _require_eval_set() -> None:
     if not CASES:
-        pytest.skip(f"eval set not found at {EVAL_DOCS.resolve()}")
+        pytest.skip(missing_reason(EVAL_DOCS))
 
 
 def test_encrypted_files_are_all_classified() -> None:

@@ -1,4 +1,5 @@
-"""Quality on BEIR SciFact (read from ../shared/eval/beir/scifact; skipped when absent)."""
+"""Quality on BEIR SciFact (``beir/scifact`` of the eval data, :mod:`bench.evaldata`;
+skipped when absent)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 import pytest
 from taskctx_fts import FtsProvider
 
+from bench.evaldata import eval_root, missing_reason
 from tests.plugins.fts.conftest import KEY
 
-SCIFACT = Path(__file__).resolve().parents[3].parent / "shared" / "eval" / "beir" / "scifact"
+SCIFACT = eval_root() / "beir" / "scifact"
 
 
-@pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").is_file(), reason=f"{SCIFACT} is absent")
+@pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").is_file(), reason=missing_reason(SCIFACT))
 def test_scifact_ndcg_at_10(tmp_path: Path) -> None:
     """nDCG@10 over the 300 test queries is at least 0.68, with exact matching counts."""
     from bench.fts import load_scifact, ndcg_at

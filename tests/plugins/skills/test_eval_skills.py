@@ -1,42 +1,28 @@
 """The 11 real Anthropic skills of the shared eval set discover, validate and bind under the
 library's limits exactly as skills-ref judges them.
 
-The set lives beside the clone (``<repo>/../shared/eval/skills/anthropics``; for a git
-worktree, beside its main checkout) and is read-only: binding works on a copy. When the
+The set is ``skills/anthropics`` of the eval data (:mod:`bench.evaldata`: ``$TASKCTX_EVAL``
+or ``shared/eval`` beside the checkout) and is read-only: binding works on a copy. When the
 folder is absent (a plain clone) every test here skips.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from skills_ref.validator import validate
 from taskctx_skills import SkillLibrary
 
+from bench.evaldata import eval_root, missing_reason
+
 REPO = Path(__file__).resolve().parents[3]
 EXPECTED_SKILLS = 11
 
 
-def _eval_skills() -> Path:
-    """The eval set's folder, beside this checkout or beside the main checkout of a worktree."""
-    candidates = [REPO.parent]
-    common = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if common.returncode == 0:
-        candidates.append(Path(common.stdout.strip()).parent.parent)
-    found = [c / "shared" / "eval" / "skills" / "anthropics" for c in candidates]
-    return next((path for path in found if path.is_dir()), found[0])
-
-
-EVAL_SKILLS = _eval_skills()
-pytestmark = pytest.mark.skipif(not EVAL_SKILLS.is_dir(), reason=f"no eval set at {EVAL_SKILLS}")
+EVAL_SKILLS = eval_root() / "skills" / "anthropics"
+pytestmark = pytest.mark.skipif(not EVAL_SKILLS.is_dir(), reason=missing_reason(EVAL_SKILLS))
 
 
 def test_every_real_skill_is_discovered_with_the_validators_verdict() -> None:

@@ -35,6 +35,7 @@ from typing import NamedTuple, TypeVar
 import pytest
 from taskctx_workspace import TaskWorkspace
 
+from bench.evaldata import docs_dir, missing_reason
 from taskctx import (
     ContextBudget,
     ContextPackage,
@@ -47,7 +48,7 @@ from taskctx.model import Completeness, OmissionReason, Representation
 from tests.plugins.documents.helpers import words
 from tests.plugins.documents.test_eval import DIFFERS, HANDLERS, Case, _expected
 
-EVAL_DOCS = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "docs"
+EVAL_DOCS = docs_dir()
 MANIFEST = EVAL_DOCS / "MANIFEST.tsv"
 EXPECTED_FILES = 80
 MAX_SECONDS = 30.0
@@ -113,7 +114,7 @@ ROWS = _rows()
 
 def _require_eval_set() -> None:
     if not ROWS:
-        pytest.skip(f"eval set not found at {EVAL_DOCS.resolve()}")
+        pytest.skip(missing_reason(EVAL_DOCS))
 
 
 @pytest.fixture(scope="module")
