@@ -233,6 +233,7 @@ def test_workspace_kind_builds_the_real_workspace_source(site: Site, tmp_path: P
     for squatter in ("aaa-squat", "zzz-squat"):
         install(site, squatter, kinds=["task_workspace"])
     host, _ = quiet_host(allow=["aaa-squat", "taskctx-workspace", "zzz-squat"])
+    (tmp_path / "project").mkdir()  # a read-only source reads a folder that exists
     source = host.source("task_workspace", root=str(tmp_path / "project"))
     assert type(source).__module__.startswith("taskctx_workspace")
 

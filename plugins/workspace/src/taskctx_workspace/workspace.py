@@ -118,7 +118,8 @@ class TaskWorkspace:
         if not path.exists():
             if not create:
                 raise WorkspaceNotFoundError(
-                    f"workspace root {str(path)!r} does not exist (create=False)"
+                    f"workspace root {str(path)!r} does not exist (it is made only when "
+                    "created on purpose: create=True, or a read_write source)"
                 )
             path.mkdir(parents=True, exist_ok=True)
         if not path.is_dir():
