@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from taskctx import PluginHost
+from taskctx.dispatch import dispatch_read
 from taskctx.model import ContextRef, ExactRead
-from taskctx.readback import dispatch_read
 from taskctx.testing import MemorySource
 
 

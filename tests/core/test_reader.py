@@ -34,6 +34,7 @@ from taskctx.model import (
     Representation,
 )
 from taskctx.protocols import SelectionRequest
+from taskctx.sections import parse_char_scope
 from taskctx.testing import MemorySource
 from taskctx.testing import make_png as png
 from tests.core.sources import (
@@ -455,8 +456,10 @@ def test_direct_entry_media_type_is_checked(host: PluginHost) -> None:
 def test_budget_is_never_exceeded_and_nothing_optional_is_cut(
     host: PluginHost, max_chars: int, max_blocks: int
 ) -> None:
-    """Delivered characters and blocks stay within budget; every optional block is whole."""
-    ctx = make_context(host, mem=MemorySource(numbered(12)))
+    """Delivered characters and blocks stay within budget; every optional block is whole,
+    or (an item larger than the page) a part of it marked as one, never a cut."""
+    items = numbered(12)
+    ctx = make_context(host, mem=MemorySource(items))
     for page in all_pages(
         ctx,
         ContextReadIntent(query="item"),
@@ -466,8 +469,15 @@ def test_budget_is_never_exceeded_and_nothing_optional_is_cut(
         assert len(page.blocks) <= max_blocks
         assert page.used_chars == sum(len(b.content) for b in page.blocks)
         for block in page.blocks:
-            assert block.completeness is Completeness.COMPLETE
-            assert block.chars == len(block.content) == 100
+            if max_chars >= 100:
+                assert block.completeness is Completeness.COMPLETE
+                assert block.chars == len(block.content) == 100
+                continue
+            assert block.completeness is Completeness.PART
+            assert block.full_ref == block.ref.with_scope(None)
+            assert block.chars_original == 100
+            start, end = parse_char_scope(block.ref.scope or "")
+            assert block.content == items[block.ref.path][start:end]
 
 
 def test_item_larger_than_a_page_is_reported_and_paging_goes_on(host: PluginHost) -> None:

@@ -28,6 +28,7 @@ from taskctx import (
 from taskctx.errors import UnverifiedReadError
 from taskctx.index import ContextIndex, RevisionMovedError
 from taskctx.model import (
+    Completeness,
     DescriptorPage,
     EnumerationRequest,
     ExactRead,
@@ -42,7 +43,7 @@ from taskctx.protocols import (
     SearchHit,
     SearchResult,
 )
-from taskctx.sections import parse_line_scope, slice_lines
+from taskctx.sections import parse_char_scope, parse_line_scope, slice_lines
 from taskctx.testing import MemorySource, sha256_of
 from tests.core.sources import AlwaysMovingSource, MovesOnceSource
 
@@ -389,7 +390,12 @@ def test_change_during_the_first_read_repins_once(tmp_path: Path) -> None:
     source.before_read[2] = lambda: source.put("a.txt", NEW)
     package = ctx.reader("c", budget=ContextBudget(max_chars=len(NEW) - 1)).read("line 1")
     assert package.snapshot.sources["src"] == "r1"
-    assert [b.content for b in package.blocks] == ["new line 1\nnew line 2\n"]
+    part = package.blocks[0]  # the item is larger than the page: the part that matched
+    assert part.completeness is Completeness.PART
+    start, end = parse_char_scope(part.ref.scope or "")
+    assert part.content == NEW[start:end]
+    assert part.content.startswith("new line 1\n")
+    assert all(block.content in NEW for block in package.blocks)
     assert_partition_honest(provider, {"old": LONG, "new": NEW})
 
 

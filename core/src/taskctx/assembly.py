@@ -3,7 +3,9 @@
 The reader gathers candidates; this module decides what a page holds and records why
 everything else is left out, reading through the :class:`~taskctx.readback.Readback` and
 naming refs through the :class:`~taskctx.aliases.AliasTable` it is given. Nothing
-optional is truncated: a candidate either fits whole or is omitted with a reason. Where
+optional is truncated: a candidate either fits whole, or (larger than a whole page) is
+delivered as the part of it around what matched (:mod:`taskctx.parts`), or is omitted
+with a reason. Where
 the next page starts is not decided here: :meth:`PageAssembler.add_optional` returns
 where it stopped and ``taskctx.paging`` decides.
 """
@@ -19,8 +21,9 @@ import attrs
 
 from taskctx.aliases import AliasTable
 from taskctx.candidates import Candidate
-from taskctx.claims import PARSEABLE, unbacked_claim
-from taskctx.codes import UNSUPPORTED_MEDIA_CODES, DiagnosticCode, NamespacedCode, ProblemCode
+from taskctx.claims import unbacked_claim
+from taskctx.codes import DiagnosticCode, NamespacedCode, ProblemCode
+from taskctx.dispatch import slice_part
 from taskctx.errors import (
     MediaError,
     NotFoundError,
@@ -28,12 +31,11 @@ from taskctx.errors import (
     StaleReaderError,
     UnsupportedScopeError,
 )
+from taskctx.gate import Refusal, media_gate
 from taskctx.images import validate_image
 from taskctx.media import (
     OCTET_STREAM,
     MediaClass,
-    classify,
-    handler_missing_message,
     normalize_media_type,
 )
 from taskctx.model import (
@@ -45,12 +47,13 @@ from taskctx.model import (
     ExactRead,
     Omission,
     OmissionReason,
-    Representation,
     Severity,
 )
 from taskctx.outline import digest_outline, lossy_plan
-from taskctx.page import LossyParts, Page, build_block, full_chars
+from taskctx.page import LossyParts, Page, PartOf, build_block, full_chars, wanted_whole
+from taskctx.parts import PART_MIN_CHARS, choose_part, line_span, stretch_of
 from taskctx.readback import Readback
+from taskctx.sections import format_char_scope
 
 __all__ = ["OfferOutcome", "PageAssembler"]
 
@@ -77,6 +80,9 @@ class PageAssembler:
     disclosed: Set[str]
     """Refs this reader delivered whole on earlier packages (read only here)."""
     required_overflow: str = "fail"
+    terms: tuple[str, ...] = ()
+    """The query's words (:func:`taskctx.parts.query_terms`): where a part of a candidate
+    larger than a page is cut. Without them such a candidate is omitted."""
     page: Page = attrs.field(factory=Page)
 
     def omit(
@@ -126,79 +132,23 @@ class PageAssembler:
         *,
         content: str | None = None,
         lossy: LossyParts | None = None,
+        part_of: PartOf | None = None,
     ) -> None:
         alias = self.aliases.alias(candidate.ref)
-        self.page.hold_block(build_block(candidate, read, alias, content=content, lossy=lossy))
+        self.page.hold_block(
+            build_block(candidate, read, alias, content=content, lossy=lossy, part_of=part_of)
+        )
 
     def _media_gate(self, candidate: Candidate) -> MediaClass | None:
         """The media class that may enter, or None after recording why it cannot."""
-        if candidate.representation is Representation.PARSED_TEXT:
-            media = classify(candidate.ref.path, candidate.media_type).media_class
-            if media in PARSEABLE:
-                return MediaClass.TEXT
-            self._refuse_claim(candidate, f"{media.value} content is never delivered as text")
-            return None
-        if candidate.problem is not None:
-            reason = (
-                OmissionReason.UNSUPPORTED_MEDIA
-                if candidate.problem.code in UNSUPPORTED_MEDIA_CODES
-                else OmissionReason.REFERENCE_ONLY
-            )
-            self.omit(candidate, reason, candidate.problem.message)
-            self._diagnose(
-                candidate.problem.code,
-                candidate.problem.message,
-                candidate,
-                Severity.WARNING if candidate.required else Severity.INFO,
-            )
-            return None
-        decision = classify(candidate.ref.path, candidate.media_type)
-        if decision.media_class is MediaClass.TEXT:
-            if candidate.representation is Representation.REFERENCE_ONLY:
-                # the source says so (a skill's script, say): its text never enters
-                self.omit(
-                    candidate,
-                    OmissionReason.REFERENCE_ONLY,
-                    "the source offers this item by reference only",
-                )
-                return None
-            if candidate.representation is Representation.LOSSY_DIGEST:
-                self._refuse_claim(candidate, "only the kernel makes lossy digests")
-                return None
-            return MediaClass.TEXT
-        if decision.media_class is MediaClass.IMAGE and self.consumer.accepts_image_attachments():
-            return MediaClass.IMAGE
-        if decision.media_class is MediaClass.DOCUMENT:
-            self.omit(
-                candidate,
-                OmissionReason.UNSUPPORTED_MEDIA,
-                "no installed FileIOHandler parses this format; reference only",
-            )
-            self._diagnose(
-                ProblemCode.HANDLER_MISSING,
-                handler_missing_message(candidate.ref.path, decision.media_type),
-                candidate,
-                Severity.WARNING if candidate.required else Severity.INFO,
-            )
-        else:
-            # the media type stays on the omission (host-side audit), out of the sentence
-            self.omit(
-                candidate,
-                OmissionReason.REFERENCE_ONLY,
-                f"{decision.media_class.value} content is never delivered as text",
-            )
+        gate = media_gate(candidate, self.consumer)
+        if not isinstance(gate, Refusal):
+            return gate
+        self.omit(candidate, gate.reason, gate.detail)
+        if gate.code is not None:
+            severity = Severity.WARNING if candidate.required else Severity.INFO
+            self._diagnose(gate.code, gate.message, candidate, severity)
         return None
-
-    def _refuse_claim(self, candidate: Candidate, why: str) -> None:
-        """Omit a candidate whose descriptor claims a representation it cannot have."""
-        claim = candidate.representation.value
-        self.omit(candidate, OmissionReason.REFERENCE_ONLY, f"{why}; the {claim} claim is refused")
-        self._diagnose(
-            DiagnosticCode.REPRESENTATION_MISMATCH,
-            f"{candidate.ref.path}: the source describes it as {claim}, but {why}",
-            candidate,
-            Severity.WARNING if candidate.required else Severity.INFO,
-        )
 
     def backs_claim(self, candidate: Candidate, read: ExactRead) -> bool:
         """Whether ``read`` is what the candidate's descriptor claimed; if not, the item is
@@ -414,79 +364,122 @@ class PageAssembler:
         return False
 
     async def _offer_text(self, candidate: Candidate) -> OfferOutcome:
-        """Deliver a text candidate whole if it fits the room left, else say why not."""
+        """Deliver a text candidate whole if it fits the room left, a part of it if it is
+        larger than a page, else say why not."""
         max_chars = self.budget.max_chars
         room = max_chars - self.page.used_chars
         if candidate.chars is not None and candidate.chars > max_chars:
-            self.omit(
-                candidate,
-                OmissionReason.LARGER_THAN_PAGE,
-                f"{candidate.chars} chars exceed max_chars={max_chars}; read it by "
-                "section or with a larger budget",
-            )
-            return OfferOutcome.SKIPPED
+            return await self._offer_part(candidate, candidate.chars)
         if candidate.chars is not None and candidate.chars > room:
             self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
             return OfferOutcome.STOP
+        read = await self._read_optional(candidate, room)
+        if read is None or not self.backs_claim(candidate, read):
+            return OfferOutcome.SKIPPED
+        if not read.complete:
+            whole = full_chars(read)
+            if whole > max_chars:
+                return await self._offer_part(candidate, whole)
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET, size=whole)
+            return OfferOutcome.STOP
+        self._block(candidate, read)
+        return OfferOutcome.DELIVERED
+
+    async def _read_optional(self, candidate: Candidate, limit: int | None) -> ExactRead | None:
+        """Read an optional candidate; a plugin's failure is reported (None), the read goes
+        on; a ref gone since the snapshot was pinned fails the read."""
         try:
-            read = await self.readback.read(candidate, room)
+            return await self.readback.read(candidate, limit)
         except NotFoundError as exc:
             raise StaleReaderError(
                 f"{candidate.ref} vanished after the snapshot was pinned: {exc}"
             ) from exc
         except (StaleReaderError, MediaError):
             raise
-        except Exception as exc:  # a plugin's failure is reported, the read goes on
+        except Exception as exc:
             self.omit(candidate, OmissionReason.READ_FAILED, f"{type(exc).__name__}: {exc}")
             self._diagnose(
                 DiagnosticCode.READ_FAILED, f"reading {candidate.ref} failed: {exc}", candidate
             )
+            return None
+
+    async def _offer_part(self, candidate: Candidate, size: int) -> OfferOutcome:
+        """Deliver the part of a candidate larger than a page around what matched the
+        query, as a ``chars:S-E`` part of its item marked ``part``; a page with too little
+        room left opens the next page for it; with nothing matched it is omitted."""
+        max_chars = self.budget.max_chars
+        room = max_chars - self.page.used_chars
+        larger = f"{size} chars exceed max_chars={max_chars}"
+        if not self.terms:
+            self.omit(
+                candidate,
+                OmissionReason.LARGER_THAN_PAGE,
+                f"{larger}; read it by section or with a larger budget",
+                size=size,
+            )
             return OfferOutcome.SKIPPED
-        if not self.backs_claim(candidate, read):
+        if room < min(PART_MIN_CHARS, max_chars):
+            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET, size=size)
+            return OfferOutcome.STOP
+        located = await self._locate(candidate)
+        if located is None:
             return OfferOutcome.SKIPPED
-        if not read.complete:
-            whole = full_chars(read)
-            if whole > max_chars:
+        whole, start, end = located
+        assert whole.text is not None
+        part = choose_part(whole.text, start, end, room, self.terms)
+        if part is None:
+            self.omit(
+                candidate,
+                OmissionReason.LARGER_THAN_PAGE,
+                f"{larger} and no part of it holds a word of the query; read it by section "
+                "or with a larger budget",
+                size=size,
+            )
+            return OfferOutcome.SKIPPED
+        scope = format_char_scope(part.start, part.end)
+        read = slice_part(whole, scope, part.start, part.end, None)
+        self.aliases.alias(candidate.ref)  # the whole gets its alias before the part
+        self._block(
+            attrs.evolve(candidate, ref=candidate.ref.with_scope(scope)),
+            read,
+            part_of=(candidate.ref, end - start),
+        )
+        return OfferOutcome.DELIVERED
+
+    async def _locate(self, candidate: Candidate) -> tuple[ExactRead, int, int] | None:
+        """The whole item's text and where the candidate's text lies in it, from reads
+        that prove the pinned version; None after reporting a read that failed."""
+        ref = candidate.ref
+        item = candidate if ref.scope is None else attrs.evolve(candidate, ref=ref.with_scope(None))
+        whole = await self._read_optional(item, None)
+        if whole is None or not self.backs_claim(candidate, whole) or whole.text is None:
+            return None
+        span = line_span(whole.text, ref.scope)
+        if span is None:  # a scope of the source's own: where its text lies in the item's
+            scoped = await self._read_optional(candidate, None)
+            if scoped is None or scoped.text is None:
+                return None
+            span = stretch_of(whole.text, scoped.text)
+            if span is None:
                 self.omit(
                     candidate,
                     OmissionReason.LARGER_THAN_PAGE,
-                    f"{whole} chars exceed max_chars={max_chars}",
-                    size=whole,
+                    f"{len(scoped.text)} chars exceed max_chars={self.budget.max_chars}, and "
+                    "its text is not a stretch of its item's, so no part of it can be cut",
+                    size=len(scoped.text),
                 )
-                return OfferOutcome.SKIPPED
-            self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET, size=whole)
-            return OfferOutcome.STOP
-        self._block(candidate, read)
-        return OfferOutcome.DELIVERED
+                return None
+        return whole, *span
 
     async def add_optional(self, candidates: Sequence[Candidate], start: int) -> int:
         """Deliver optional candidates in rank order from ``start`` until the budget ends;
         return the position of the first candidate not handled (``len`` when all were)."""
         window = candidates[start : start + self.budget.max_blocks - self.page.used_blocks]
-        await self.readback.read_ahead(self._ahead(window), self.budget.max_chars)
+        ahead = wanted_whole(window, self.page, self.budget.max_chars, self.disclosed)
+        await self.readback.read_ahead(ahead, self.budget.max_chars)
         position = start
         while position < len(candidates):
             if await self.offer(candidates[position]) is OfferOutcome.STOP:
                 break
             position += 1
         return position
-
-    def _ahead(self, window: Sequence[Candidate]) -> list[Candidate]:
-        """The text candidates of ``window`` (as many as the page has blocks left) it may
-        still deliver whole: not held already, none known to be larger than a page."""
-        page, max_chars = self.page, self.budget.max_chars
-        ahead: list[Candidate] = []
-        for candidate in window:
-            key = str(candidate.ref)
-            if key in page.delivered_refs or key in page.required_refs or key in self.disclosed:
-                continue
-            if candidate.problem is not None or candidate.representation is not Representation.TEXT:
-                continue
-            if (
-                classify(candidate.ref.path, candidate.media_type).media_class
-                is not MediaClass.TEXT
-            ):
-                continue
-            if candidate.chars is None or candidate.chars <= max_chars:
-                ahead.append(candidate)
-        return ahead

@@ -67,6 +67,10 @@ class Completeness(StrChoice):
     COMPLETE = "complete"
     LOSSY = "lossy"
     REFERENCE_ONLY = "reference_only"
+    PART = "part"
+    """All of its ``chars:S-E`` ref, which is a part of a larger candidate: the stretch
+    around what matched, where the candidate is larger than a page. ``full_ref`` names
+    the candidate, ``chars_original`` its size."""
 
 
 class OmissionReason(StrChoice):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
+
 import attrs
 
 from taskctx.candidates import Candidate
 from taskctx.digests import sha256_hex
+from taskctx.media import MediaClass, classify
 from taskctx.model import (
     Attachment,
     BudgetExcess,
@@ -18,10 +21,13 @@ from taskctx.model import (
     Representation,
 )
 
-__all__ = ["LossyParts", "Page", "build_block", "full_chars"]
+__all__ = ["LossyParts", "Page", "PartOf", "build_block", "full_chars", "wanted_whole"]
 
 LossyParts = tuple[tuple[ContextRef, ...], ContextRef, "int | None"]
 """A lossy digest's section refs, full ref and original length."""
+
+PartOf = tuple[ContextRef, int]
+"""The candidate a part was cut from: its ref and its length in characters."""
 
 
 @attrs.define(slots=True)
@@ -76,8 +82,10 @@ def build_block(
     *,
     content: str | None = None,
     lossy: LossyParts | None = None,
+    part_of: PartOf | None = None,
 ) -> ContextBlock:
-    """The block of a candidate's read (or of its lossy outline ``content``)."""
+    """The block of a candidate's read (or of its lossy outline ``content``, or of a part
+    of the candidate ``part_of`` names)."""
     text = content if content is not None else (read.text or "")
     representation = read.representation
     completeness = Completeness.COMPLETE
@@ -87,6 +95,8 @@ def build_block(
     if lossy is not None:
         section_refs, full_ref, chars_original = lossy
         representation, completeness = Representation.LOSSY_DIGEST, Completeness.LOSSY
+    if part_of is not None:
+        (full_ref, chars_original), completeness = part_of, Completeness.PART
     return ContextBlock(
         block_id=_block_id(candidate.ref, read.digest),
         alias=alias,
@@ -115,3 +125,22 @@ def full_chars(read: ExactRead) -> int:
     if read.chars_total is not None:
         return read.chars_total
     return len(read.text or "")
+
+
+def wanted_whole(
+    window: Sequence[Candidate], page: Page, max_chars: int, disclosed: Set[str]
+) -> list[Candidate]:
+    """The text candidates of ``window`` the page may still deliver whole: not held on it
+    or disclosed already, none known to be larger than a page (what to read ahead)."""
+    wanted: list[Candidate] = []
+    for candidate in window:
+        key = str(candidate.ref)
+        if key in page.delivered_refs or key in page.required_refs or key in disclosed:
+            continue
+        if candidate.problem is not None or candidate.representation is not Representation.TEXT:
+            continue
+        if classify(candidate.ref.path, candidate.media_type).media_class is not MediaClass.TEXT:
+            continue
+        if candidate.chars is None or candidate.chars <= max_chars:
+            wanted.append(candidate)
+    return wanted

@@ -2,7 +2,8 @@
 
 Every read of content goes through :class:`Readback`: direct entries are sliced in
 memory, scoped refs go to the source's own scoped read or a registered ScopedRead,
-whole items to ``async_read_exact``. Every read of an item the snapshot pinned at a
+whole items to ``async_read_exact``; a ``chars:S-E`` part the kernel slices itself from
+a read of the whole item, for every source. Every read of an item the snapshot pinned at a
 content version must report the version of the whole-item bytes it came from, scoped
 reads included: a different version fails closed (``StaleReaderError``), a missing one
 too (``UnverifiedReadError``), and no source may return more than the limit it was given.
@@ -14,12 +15,13 @@ the TaskContext: a read goes down to the source and returns, it never calls back
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import attrs
 
 from taskctx.candidates import Candidate, candidate_of
 from taskctx.claims import PARSEABLE
+from taskctx.dispatch import ScopedReaders, batched, dispatch_read, dispatch_read_many, slice_part
 from taskctx.errors import (
     NotFoundError,
     StaleReaderError,
@@ -34,8 +36,8 @@ from taskctx.model import (
     Representation,
     SourceDescriptor,
 )
-from taskctx.protocols import ContextSource, ScopedRead, SupportsReadMany, scope_kind
-from taskctx.sections import parse_line_scope, slice_lines
+from taskctx.protocols import SupportsReadMany, scope_kind
+from taskctx.sections import CHAR_SCOPE_KIND, parse_char_scope, parse_line_scope, slice_lines
 
 if TYPE_CHECKING:
     from taskctx.entries import DirectEntry, SourceBinding
@@ -46,19 +48,8 @@ __all__ = [
     "ReadReuse",
     "ReadScope",
     "Readback",
-    "ScopedReaders",
     "TextLoading",
-    "dispatch_read",
-    "dispatch_read_many",
 ]
-
-
-class ScopedReaders(Protocol):
-    """Who serves a scope kind for a media type (``PluginHost`` is one)."""
-
-    def scoped_reader_for(self, scope_kind: str, media_type: str | None) -> ScopedRead | None:
-        """The registered ScopedRead for ``scope_kind`` and ``media_type``, if any."""
-        ...
 
 
 DescriptorLookup = Callable[[str, str, "str | None"], "SourceDescriptor | None"]
@@ -78,79 +69,6 @@ class ReadScope:
     bindings: Mapping[str, SourceBinding]
     host: ScopedReaders
     descriptor: DescriptorLookup
-
-
-async def dispatch_read(
-    source: ContextSource,
-    ref: ContextRef,
-    media_type: str | None,
-    limit: int | None,
-    host: ScopedReaders,
-) -> tuple[ExactRead, str]:
-    """The one dispatch of a read to whoever serves it, and who that was.
-
-    A whole item goes to ``async_read_exact``; a scoped ref to the source's own
-    ``async_read_scoped``, else to the ScopedRead ``host`` registers for the scope kind
-    and ``media_type``, else to ``async_read_exact``. ``ref.version`` is passed on as
-    given (the pin). Nothing is checked here: the kernel's readback checks the read, and
-    the source conformance kit checks the source through this same path.
-    """
-    if ref.scope is None:
-        return await source.async_read_exact(ref, limit), _served(source, "async_read_exact")
-    own_scoped = getattr(source, "async_read_scoped", None)
-    if own_scoped is not None:
-        read: ExactRead = await own_scoped(ref, limit)
-        return read, _served(source, "async_read_scoped")
-    reader = host.scoped_reader_for(scope_kind(ref.scope), media_type)
-    if reader is not None:
-        served_by = f"scoped reader {reader.name!r} over source {source.kind!r}"
-        return await reader.async_read_scoped(source, ref, limit), served_by
-    return await source.async_read_exact(ref, limit), _served(source, "async_read_exact")
-
-
-def _batched(source: ContextSource, ref: ContextRef) -> bool:
-    """Whether ``dispatch_read`` sends ``ref`` to the source itself (a whole item, or a
-    scope the source reads itself), so the source's batched read may serve it."""
-    return ref.scope is None or getattr(source, "async_read_scoped", None) is not None
-
-
-async def dispatch_read_many(
-    source: ContextSource,
-    refs: Sequence[tuple[ContextRef, str | None]],
-    limit: int | None,
-    host: ScopedReaders,
-) -> list[tuple[ExactRead | Exception, str]]:
-    """:func:`dispatch_read` of many ``(ref, media_type)`` pairs, each answer in order: a
-    read (or the exception it raised) and who served it.
-
-    A source with ``async_read_exact_many`` (:class:`~taskctx.protocols.SupportsReadMany`)
-    serves every ref it would serve one by one in one call; the others (scopes a
-    registered ScopedRead serves) and sources without it are dispatched one by one.
-    """
-    answers: list[tuple[ExactRead | Exception, str] | None] = [None] * len(refs)
-    batch = [i for i, (ref, _) in enumerate(refs) if _batched(source, ref)]
-    if batch and isinstance(source, SupportsReadMany):
-        reads = await source.async_read_exact_many([refs[i][0] for i in batch], limit)
-        if len(reads) != len(batch):
-            raise RuntimeError(
-                f"source {source.kind!r} answered {len(reads)} reads for {len(batch)} refs "
-                "in async_read_exact_many"
-            )
-        served_by = _served(source, "async_read_exact_many")
-        for i, read in zip(batch, reads, strict=True):
-            answers[i] = (read, served_by)
-    for i, (ref, media_type) in enumerate(refs):
-        if answers[i] is not None:
-            continue
-        try:
-            answers[i] = await dispatch_read(source, ref, media_type, limit, host)
-        except Exception as exc:  # one ref's failure is its answer, as in a batch
-            answers[i] = (exc, _served(source, "async_read_exact"))
-    return [answer for answer in answers if answer is not None]
-
-
-def _served(source: ContextSource, method: str) -> str:
-    return f"source {source.kind!r} ({method})"
 
 
 ReuseKey = tuple[str, str, "str | None", str]
@@ -314,7 +232,7 @@ class Readback:
             binding = self.scope.bindings.get(ref.binding)
             if binding is None or not isinstance(binding.source, SupportsReadMany):
                 continue
-            if _batched(binding.source, ref):
+            if batched(binding.source, ref):
                 groups.setdefault(ref.binding, []).append(candidate)
         for group in groups.values():
             if len(group) < 2:  # no batch to save: the read itself reads it
@@ -385,6 +303,13 @@ class Readback:
             return ExactRead.from_text(
                 ref.path, entry.text, limit, sections=entry.sections, **fields
             )
+        if scope_kind(ref.scope) == CHAR_SCOPE_KIND:
+            whole = self.read_direct(ref.with_scope(None), None)
+            try:
+                start, end = parse_char_scope(ref.scope)
+            except ValueError as exc:
+                raise UnsupportedScopeError(f"{ref}: {exc}") from None
+            return slice_part(whole, ref.scope, start, end, limit)
         first, last = parse_line_scope(ref.scope)
         text = slice_lines(entry.text, first, last)
         return ExactRead.from_text(ref.path, text, limit, scope=ref.scope, **fields)

@@ -55,6 +55,7 @@ from taskctx.model import (
 )
 from taskctx.page import Page
 from taskctx.paging import Continuation, ResultCursors, next_position
+from taskctx.parts import query_terms
 from taskctx.readback import Readback, ReadReuse
 from taskctx.selection import select_and_add
 
@@ -334,6 +335,7 @@ class ContextReader:
             readback,
             frozenset(self._disclosed),
             intent.required_overflow,
+            query_terms(intent.query),
         )
         stopped_at = await self._fill(
             assembler, intent, gathered.required, gathered.ranked, position, page_no

@@ -63,6 +63,15 @@ def _digest_aliases(block: ContextBlock, alias_of: dict[str, str]) -> frozenset[
     return frozenset(alias_of[str(ref)] for ref in refs if str(ref) in alias_of)
 
 
+def _part_of(block: ContextBlock, alias_of: dict[str, str]) -> str:
+    """The ``part_of`` attribute naming the candidate a part was cut from ("" for other
+    blocks)."""
+    if block.completeness is not Completeness.PART or block.full_ref is None:
+        return ""
+    alias = alias_of.get(str(block.full_ref))
+    return f' part_of="{_ref(alias)}"' if alias is not None else ""
+
+
 def _content(block: ContextBlock, alias_of: dict[str, str]) -> str:
     """The escaped content of ``block``, ending with a newline."""
     own = _digest_aliases(block, alias_of)
@@ -151,6 +160,7 @@ def render_package(package: ContextPackage) -> str:
             chars=block.chars,
             chars_original=block.chars_original if block.chars_original != block.chars else None,
         )
+        head += _part_of(block, alias_of)
         out.append(f'<block ref="{_ref(block.alias)}" {head}>\n{_content(block, alias_of)}</block>')
     for attachment in package.attachments:
         head = attrs(name=attachment.ref.path, width=attachment.width, height=attachment.height)

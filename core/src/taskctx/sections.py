@@ -1,7 +1,10 @@
-"""Sections of plain text and line-range scopes: Markdown headings and ``lines:A-B``.
+"""Sections of plain text and the text scopes: Markdown headings, ``lines:A-B`` and
+``chars:S-E``.
 
 Sources and the reader share these so a section found by one is readable by the
-other: a heading's scope is the line range it spans.
+other: a heading's scope is the line range it spans. ``chars:S-E`` is the kernel's own
+scope kind (a part of an item's whole text, ``text[S:E]``): the kernel slices it from a
+read of the whole item for every source, so no source or scoped reader serves it.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from itertools import accumulate
 from taskctx.model import SectionInfo
 
 __all__ = [
+    "CHAR_SCOPE_KIND",
+    "format_char_scope",
     "format_line_scope",
     "markdown_sections",
+    "parse_char_scope",
     "parse_line_scope",
     "slice_lines",
 ]
@@ -23,6 +29,26 @@ _FENCE = re.compile(r"^(```|~~~)")
 _MARKS = frozenset("#`~")
 """The first characters a heading or a fence line can have."""
 _LINE_SCOPE = re.compile(r"lines:(\d+)-(\d+)")
+_CHAR_SCOPE = re.compile(r"chars:(\d+)-(\d+)")
+CHAR_SCOPE_KIND = "chars"
+"""The scope kind the kernel serves itself: ``chars:S-E`` is ``text[S:E]`` of the item's
+whole text (0-based, the end excluded)."""
+
+
+def format_char_scope(start: int, end: int) -> str:
+    """The scope string of characters ``start``..``end`` (``text[start:end]``)."""
+    return f"chars:{start}-{end}"
+
+
+def parse_char_scope(scope: str) -> tuple[int, int]:
+    """Parse ``chars:S-E`` into (S, E); raise ValueError naming the bad scope."""
+    match = _CHAR_SCOPE.fullmatch(scope)
+    if match is None:
+        raise ValueError(f"not a character scope: {scope!r} (expected 'chars:S-E')")
+    start, end = int(match[1]), int(match[2])
+    if end <= start:
+        raise ValueError(f"invalid character range in {scope!r}: the end must follow the start")
+    return start, end
 
 
 def format_line_scope(first: int, last: int) -> str:

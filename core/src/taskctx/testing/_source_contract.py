@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from taskctx.digests import SHA256_PREFIX, is_digest
+from taskctx.dispatch import dispatch_read
 from taskctx.errors import NotFoundError, PolicyError, StaleReaderError
 from taskctx.media import MediaClass, classify, read_mismatch
 from taskctx.model import (
@@ -23,7 +24,6 @@ from taskctx.model import (
 from taskctx.plugins import PluginHost
 from taskctx.policy import RunConfiguration
 from taskctx.protocols import ContextSource
-from taskctx.readback import dispatch_read
 from taskctx.testing._common import run as _run
 from taskctx.testing._common import sha256_of
 from taskctx.testing._read_many import ReadManyRules
