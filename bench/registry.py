@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from bench import (
+    budget,
     documents,
     fts,
     index_build,
@@ -67,6 +68,7 @@ BENCHMARKS: tuple[Benchmark, ...] = tuple(
         workspace,
         documents,
         fts,
+        budget,
         index_build,
         records,
         put_floor,
