@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import logging
+import re
 import warnings
 
 import openpyxl
@@ -69,3 +72,61 @@ def test_library_warnings_are_recorded_not_raised(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(openpyxl, "load_workbook", chatty)
     parsed = XlsxHandler().parse(make_xlsx(), "chatty.xlsx")
     assert parsed.metadata["warnings"] == ["UserWarning: Workbook contains no default style"]
+
+
+class _Kept(logging.Handler):
+    """A root handler that keeps what reaches it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep ``record``."""
+        self.records.append(record)
+
+
+def _misplaced_startxref() -> bytes:
+    """A real PDF whose startxref points 7 bytes off: pypdf repairs it and logs that."""
+    data = make_pdf(["hello world"])
+    found = re.search(rb"startxref\s+(\d+)", data)
+    assert found is not None
+    offset = str(int(found[1]) + 7).encode()
+    return data[: found.start(1)] + offset + data[found.end(1) :]
+
+
+def test_library_log_messages_become_metadata_not_terminal_output(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """pypdf's repair messages stay off stderr, are kept in the document's metadata and
+    are logged at DEBUG on taskctx_documents.pypdf."""
+    caplog.set_level(logging.DEBUG, logger="taskctx_documents")
+    at_root = _Kept()
+    logging.getLogger().addHandler(at_root)
+    try:
+        parsed = PdfHandler().parse(_misplaced_startxref(), "repaired.pdf")
+    finally:
+        logging.getLogger().removeHandler(at_root)
+    assert parsed.text.strip().endswith("hello world")
+    assert any(w.startswith("pypdf: incorrect startxref") for w in parsed.metadata["warnings"])
+    assert capfd.readouterr().err == ""
+    records = [r for r in caplog.records if r.name == "taskctx_documents.pypdf"]
+    assert records
+    assert all(r.levelno == logging.DEBUG for r in records)
+    # pytest hangs its own handlers on non-propagating loggers; a root handler is what
+    # an application (and logging's last resort) sees
+    assert not [r for r in at_root.records if r.name.startswith("pypdf")]
+
+
+def test_library_log_messages_outside_a_parse_reach_the_root_logger() -> None:
+    """pypdf used directly in the same process logs as it always did (level and name)."""
+    at_root = _Kept()
+    logging.getLogger().addHandler(at_root)
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(_misplaced_startxref()))
+        assert "hello world" in reader.pages[0].extract_text()
+    finally:
+        logging.getLogger().removeHandler(at_root)
+    (first, *_) = [r for r in at_root.records if r.name.startswith("pypdf")]
+    assert first.levelno == logging.WARNING
+    assert "incorrect startxref" in first.getMessage()
