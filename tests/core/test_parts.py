@@ -71,6 +71,29 @@ def test_a_part_is_the_stretch_of_whole_lines_that_holds_the_query() -> None:
     assert LONG[part.end - 1] == "\n"
 
 
+def test_a_part_fills_its_room_with_what_surrounds_the_match() -> None:
+    """Lines before and after the matching one come with it while they fit."""
+    part = choose_part(LONG, 0, len(LONG), 300, query_terms("walrus migration"))
+    assert part is not None
+    text = LONG[part.start : part.end]
+    assert 300 - 60 < len(text) <= 300
+    assert text.index(NEEDLE) > 0  # lines before it too, not only after
+
+
+def test_a_part_never_overlaps_a_part_already_taken() -> None:
+    """With the best stretch taken, the next part is elsewhere and spans no taken one."""
+    text = NEEDLE + FILLER + NEEDLE + FILLER
+    terms = query_terms("walrus migration")
+    first = choose_part(text, 0, len(text), 300, terms)
+    assert first is not None
+    second = choose_part(text, 0, len(text), 300, terms, taken=[(first.start, first.end)])
+    assert second is not None
+    assert second.start >= first.end or second.end <= first.start
+    assert NEEDLE in text[second.start : second.end]
+    whole = [(0, len(text))]
+    assert choose_part(text, 0, len(text), 300, terms, taken=whole) is None
+
+
 def test_a_line_longer_than_the_room_is_cut_at_sentences_then_words() -> None:
     """One long paragraph (an abstract on one line) is cut at sentence ends around the
     match, and a sentence longer than the room at spaces."""

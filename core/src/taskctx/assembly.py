@@ -426,7 +426,17 @@ class PageAssembler:
             return OfferOutcome.SKIPPED
         whole, start, end = located
         assert whole.text is not None
-        part = choose_part(whole.text, start, end, room, self.terms)
+        taken = self.page.part_spans.get((candidate.binding_id, candidate.ref.path), ())
+        part = choose_part(whole.text, start, end, room, self.terms, taken=taken)
+        if part is None and taken:
+            self.omit(
+                candidate,
+                OmissionReason.SECTIONS_DELIVERED,
+                "the part of this item around what matched is delivered; its other parts are "
+                "reachable by their refs",
+                size=size,
+            )
+            return OfferOutcome.SKIPPED
         if part is None:
             self.omit(
                 candidate,

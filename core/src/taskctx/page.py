@@ -20,6 +20,7 @@ from taskctx.model import (
     Omission,
     Representation,
 )
+from taskctx.sections import parse_char_scope
 
 __all__ = ["LossyParts", "Page", "PartOf", "build_block", "full_chars", "wanted_whole"]
 
@@ -47,6 +48,8 @@ class Page:
     delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
     required_refs: set[str] = attrs.field(factory=set)
     """Refs handled as required on this page (delivered or omitted): never offered again."""
+    part_spans: dict[tuple[str, str], list[tuple[int, int]]] = attrs.field(factory=dict)
+    """(binding, path) -> the ``chars:S-E`` spans of its parts on this page."""
     budget_excess: BudgetExcess | None = None
     """How far required originals delivered whole went past the budget (``deliver``)."""
 
@@ -64,6 +67,9 @@ class Page:
             self.delivered_complete.add((block.binding_id, block.ref.path))
         elif block.ref.scope is not None:
             self.delivered_sections.add((block.binding_id, block.ref.path))
+            if block.completeness is Completeness.PART:
+                span = parse_char_scope(block.ref.scope)
+                self.part_spans.setdefault((block.binding_id, block.ref.path), []).append(span)
 
     def hold_attachment(self, attachment: Attachment) -> None:
         """Put a validated attachment on the page."""

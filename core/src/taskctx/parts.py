@@ -92,16 +92,32 @@ class Part:
     score: float
 
 
-def choose_part(text: str, start: int, end: int, room: int, terms: Sequence[str]) -> Part | None:
+def choose_part(
+    text: str,
+    start: int,
+    end: int,
+    room: int,
+    terms: Sequence[str],
+    *,
+    taken: Sequence[tuple[int, int]] = (),
+) -> Part | None:
     """The stretch of ``text[start:end]`` of at most ``room`` characters that holds the most
     of ``terms`` (rarer terms weigh more), in whole lines where they fit, else sentences,
-    else words; None when no term occurs there at all.
+    else words; None when no term occurs there at all. No piece overlapping a ``taken``
+    span (a part already delivered) is in it.
 
-    Offsets are into ``text``; the earliest of equally good stretches wins.
+    Offsets are into ``text``; the earliest of equally good stretches wins, and is then
+    widened by the pieces around it while they fit ``room``.
     """
     if room < 1 or not terms:
         return None
-    pieces = list(_pieces(text, start, end, room))
+    pieces = [
+        piece
+        for piece in _pieces(text, start, end, room)
+        if not any(piece[0] < stop and begin < piece[1] for begin, stop in taken)
+    ]
+    if not pieces:
+        return None
     folded = [text[a:b].casefold() for a, b in pieces]
     holding = {term: [term in piece for piece in folded] for term in terms}
     weight = {
@@ -112,16 +128,44 @@ def choose_part(text: str, start: int, end: int, room: int, terms: Sequence[str]
     if not weight:
         return None
     scores = [sum(w for term, w in weight.items() if holding[term][i]) for i in range(len(pieces))]
-    best: Part | None = None
+    best: tuple[int, int, float] | None = None
     left, total = 0, 0.0
-    for right, (_, piece_end) in enumerate(pieces):
+    for right, (piece_start, piece_end) in enumerate(pieces):
+        if right and pieces[right - 1][1] != piece_start:  # a taken span between: restart
+            left, total = right, 0.0
         total += scores[right]
         while piece_end - pieces[left][0] > room:
             total -= scores[left]
             left += 1
-        if total > 0 and (best is None or total > best.score):
-            best = Part(pieces[left][0], piece_end, total)
-    return best
+        if total > 0 and (best is None or total > best[2]):
+            best = (left, right, total)
+    if best is None:
+        return None
+    first, last = _widen(pieces, best[0], best[1], room)
+    return Part(pieces[first][0], pieces[last][1], best[2])
+
+
+def _widen(pieces: Sequence[tuple[int, int]], first: int, last: int, room: int) -> tuple[int, int]:
+    """Pieces ``first``..``last`` grown by their adjacent neighbours, one after then one
+    before, while they fit ``room``: the part fills its room with what surrounds the match."""
+    grew = True
+    while grew:
+        grew = False
+        after = last + 1
+        if (
+            after < len(pieces)
+            and pieces[after][0] == pieces[last][1]  # no taken span between
+            and pieces[after][1] - pieces[first][0] <= room
+        ):
+            last, grew = after, True
+        before = first - 1
+        if (
+            before >= 0
+            and pieces[before][1] == pieces[first][0]
+            and pieces[last][1] - pieces[before][0] <= room
+        ):
+            first, grew = before, True
+    return first, last
 
 
 def line_span(text: str, scope: str | None) -> tuple[int, int] | None:

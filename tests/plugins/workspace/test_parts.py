@@ -3,6 +3,7 @@ the best section around what matched, marked as a part, readable again by its re
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from taskctx_fts import plugin as fts_plugin
@@ -91,3 +92,19 @@ def test_a_part_of_a_document_page_reads_back_from_the_parsed_text(tmp_path: Pat
         ContextReadIntent(explicit_refs=(part.ref,))
     )
     assert [b.content for b in again.blocks] == [part.content]
+
+
+def test_parts_of_an_item_and_of_its_passages_never_repeat_characters(tmp_path: Path) -> None:
+    """The whole file and each of its passages are all larger than the page: every part
+    delivered is a different stretch, none overlapping another (no block twice)."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    body = "".join(f"paragraph {n} " + "text " * 60 + "\n\n" for n in range(30))
+    (root / "notes.txt").write_text(body, encoding="utf-8")
+    ctx = _context(root)
+    for budget in (300, 700, 1500):
+        package = ctx.reader("c", budget=ContextBudget(max_chars=budget)).read("paragraph")
+        spans = sorted(parse_char_scope(b.ref.scope or "") for b in package.blocks)
+        assert spans, budget
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
+        assert package.used_chars <= budget
