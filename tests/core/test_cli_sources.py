@@ -291,7 +291,7 @@ GOOD: dict[str, Any] = {
         ("help", "", "at least 1 character"),
         ("help", "two\nlines", "one non-blank line"),
         ("metavar", "dir", "upper case"),
-        ("value", "file", "'text', 'directory' or 'existing_directory'"),
+        ("value", "file", "'existing_directory' or 'positive_integer'"),
         ("fixed_options", {"not ok": "x"}, "not keyword argument names"),
         ("fixed_options", {"root": "x"}, "sets 'root', the value_option"),
         ("flag", None, "the positional PATH... is always repeatable"),
@@ -340,3 +340,102 @@ def test_the_cli_names_no_first_party_kind(module: str) -> None:
     text = (ROOT / "core" / "src" / "taskctx" / module).read_text(encoding="utf-8")
     named = [kind for kind in FIRST_PARTY_NAMES["source_kinds"] if kind in text]
     assert not named, f"{module} names {named}"
+
+
+# -- a CliOption sets a factory option for every value of its source ---------------------
+
+LABELLED_PLUGIN = """
+from taskctx import CliOption, CliSource
+from taskctx.hookspecs import hookimpl
+from taskctx.testing import MemorySource
+
+
+class NotesSource(MemorySource):
+    kind = "notes"
+
+
+def make(folder, label="none", copies: int = 1):
+    return NotesSource({{"where.txt": " ".join([folder, label] * copies)}})
+
+
+@hookimpl
+def register_source_kinds(register):
+    register("notes", make)
+
+
+@hookimpl
+def register_cli_sources(register):
+    register(
+        CliSource(
+            kind="notes",
+            value_option="folder",
+            flag="--notes",
+            binding_id="notes",
+            help="Attach the notes under DIR.",
+            multiple=True,
+            value="text",
+            options=(
+                CliOption(flag={label_flag!r}, option="label", help="Label every note."),
+                CliOption(
+                    flag="--copies", option="copies", help="Repeat.", value="positive_integer"
+                ),
+            ),
+        )
+    )
+"""
+
+
+def test_a_cli_option_reaches_the_factory_of_every_value(site: Site) -> None:
+    """--notes-label x sets label=x for each --notes value; not given, the default holds."""
+    site.add("acme-notes", "1.0", "acme_notes_mod", LABELLED_PLUGIN.format(label_flag="--label"))
+    env = {"TASKCTX_LOAD_PLUGINS": "acme-notes"}
+    labelled = invoke(
+        ["read", "--notes", "a", "--notes", "b", "--label", "x", "--copies", "2", "--json"],
+        env=env,
+    )
+    assert labelled.exit_code == 0, labelled.output
+    contents = sorted(b["content"] for b in json.loads(labelled.output)["blocks"])
+    assert contents == ["a x a x", "b x b x"]
+    plain = json.loads(invoke(["read", "--notes", "a", "--json"], env=env).output)
+    assert [b["content"] for b in plain["blocks"]] == ["a none"]
+    shown = invoke(["read", "--help"], env=env).output
+    assert "--label VALUE" in shown
+    assert "Label every note." in shown
+
+
+def test_a_cli_option_value_is_checked_before_the_factory_runs(site: Site) -> None:
+    """A positive_integer option refuses 0 and 'abc' as a usage error naming the flag."""
+    site.add("acme-notes", "1.0", "acme_notes_mod", LABELLED_PLUGIN.format(label_flag="--label"))
+    env = {"TASKCTX_LOAD_PLUGINS": "acme-notes"}
+    for bad in ("0", "abc"):
+        result = invoke(["read", "--notes", "a", "--copies", bad], env=env)
+        assert result.exit_code == 2
+        assert "Invalid value for '--copies'" in result.stderr
+
+
+def test_a_cli_option_on_a_kernel_flag_is_not_added(site: Site) -> None:
+    """An option flag the command already has (--query) is skipped with a warning."""
+    site.add("acme-notes", "1.0", "acme_notes_mod", LABELLED_PLUGIN.format(label_flag="--query"))
+    env = {"TASKCTX_LOAD_PLUGINS": "acme-notes"}
+    result = invoke(["read", "--notes", "a", "--query", "a"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "--query (notes) is already an option of this command; not added" in result.stderr
+    assert "a none" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"flag": "label"}, "must look like --name"),
+        ({"option": "not-ok"}, "not a keyword argument name"),
+        ({"help": "two\nlines"}, "one non-blank line"),
+        ({"metavar": "n"}, "upper case"),
+        ({"option": "root"}, "options sets 'root', which is already given"),
+        ({"flag": "--notes"}, "options reuses this source's flag --notes"),
+    ],
+)
+def test_bad_cli_option_is_refused_naming_the_field(options: dict[str, Any], message: str) -> None:
+    """Each class of bad CliOption, alone or against its source, says what is wrong."""
+    option = {"flag": "--label", "option": "label", "help": "Label.", **options}
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        CliSource(**GOOD, options=(option,))

@@ -147,32 +147,36 @@ def _read(ctx: TaskContext) -> None:
     ctx.reader(consumer="test").read(ContextReadIntent(query="upload"))
 
 
-def test_a_workspace_whose_taskctx_is_a_link_never_indexes_outside(
+def test_a_workspace_whose_taskctx_is_a_link_is_read_and_nothing_lands_outside(
     tmp_path: Path, outside: Path
 ) -> None:
-    """A folder shipping ``.taskctx -> outside`` (a hostile checkout) is refused by name."""
+    """A folder shipping ``.taskctx -> outside`` (a hostile checkout) is read: a read-only
+    workspace keeps its derived state outside the folder and never goes through it."""
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("the upload fails")
     (root / ".taskctx").symlink_to(outside, target_is_directory=True)
     ctx = TaskContext("t", host=PluginHost.from_environment(), state_dir=tmp_path / "state")
-    ctx.attach(TaskWorkspace(root).source(), binding_id="files")
+    ctx.attach(TaskWorkspace(root, state_dir=tmp_path / "state").source(), binding_id="files")
     before = _tree(outside)
-    with pytest.raises(StatePathError, match=r"\.taskctx"):
-        _read(ctx)
+    package = ctx.reader("a").read("upload")
+    assert [b.ref.path for b in package.blocks] == ["a.txt"]
     assert _tree(outside) == before
 
 
 def test_a_workspace_whose_index_folder_is_a_link_never_indexes_outside(
     tmp_path: Path, outside: Path
 ) -> None:
-    """``.taskctx/index -> outside``: refused; nothing created or deleted outside."""
+    """The folder's ``index`` in the state folder is a link: refused; nothing created or
+    deleted outside."""
     root = tmp_path / "ws"
-    (root / ".taskctx").mkdir(parents=True)
+    root.mkdir()
     (root / "a.txt").write_text("the upload fails")
-    (root / ".taskctx" / "index").symlink_to(outside, target_is_directory=True)
+    workspace = TaskWorkspace(root, state_dir=tmp_path / "state")
+    workspace.derived_dir.mkdir(parents=True)
+    (workspace.derived_dir / "index").symlink_to(outside, target_is_directory=True)
     ctx = TaskContext("t", host=PluginHost.from_environment(), state_dir=tmp_path / "state")
-    ctx.attach(TaskWorkspace(root).source(), binding_id="files")
+    ctx.attach(workspace.source(), binding_id="files")
     before = _tree(outside)
     with pytest.raises(StatePathError, match="index"):
         _read(ctx)

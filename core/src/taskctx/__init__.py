@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from taskctx.clisources import CliSource, CliValue
+from taskctx.clisources import CliOption, CliSource, CliValue
 from taskctx.codes import DiagnosticCode, NamespacedCode, ProblemCode
 from taskctx.consumption import ConsumptionLog, ContextConsumption
 from taskctx.context import TaskContext
@@ -99,6 +99,7 @@ __all__ = [
     "Attachment",
     "BudgetExcess",
     "ChangeSet",
+    "CliOption",
     "CliSource",
     "CliValue",
     "ConfigurableSource",

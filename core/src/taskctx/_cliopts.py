@@ -14,7 +14,7 @@ import attrs
 import click
 
 from taskctx._ownership import FIRST_PARTY_NAMES
-from taskctx.clisources import POSITIONAL, CliSource, CliValue
+from taskctx.clisources import POSITIONAL, CliOption, CliSource, CliValue
 from taskctx.protocols import ContextSource
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ _TYPES: dict[CliValue, click.ParamType[Any]] = {
     CliValue.TEXT: click.STRING,
     CliValue.DIRECTORY: click.Path(file_okay=False),
     CliValue.EXISTING_DIRECTORY: click.Path(file_okay=False, exists=True),
+    CliValue.POSITIVE_INTEGER: click.IntRange(min=1),
 }
 
 
@@ -41,11 +42,27 @@ class SourceParams:
     sources: Mapping[str, CliSource]
     """Callback keyword -> the CliSource behind it (the positional under ``paths``)."""
     skipped: tuple[str, ...]
-    """Why a registered CliSource got no parameter (its flag is the kernel's)."""
+    """Why a registered CliSource or CliOption got no parameter (its flag is taken)."""
+    options: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
+    """Callback keyword of a CliOption -> (the callback keyword of its source, the factory
+    option it sets)."""
 
 
 def _param_name(source: CliSource) -> str:
     return PATHS_PARAM if source.flag is None else "cli_" + source.flag[2:].replace("-", "_")
+
+
+def _option_name(option: CliOption) -> str:
+    return "cliopt_" + option.flag[2:].replace("-", "_")
+
+
+def _option_param(option: CliOption) -> click.Parameter:
+    return click.Option(
+        [option.flag, _option_name(option)],
+        type=_TYPES[option.value],
+        metavar=option.metavar,
+        help=option.help,
+    )
 
 
 def _param(source: CliSource, required: bool) -> click.Parameter:
@@ -92,7 +109,18 @@ def source_params(
         params.append(_param(positional, required))
     params.extend(_param(s, required=False) for s in flags)
     sources = {_param_name(s): s for s in ([positional] if positional else []) + flags}
-    return SourceParams(tuple(params), sources, skipped)
+    taken.update(s.flag for s in flags if s.flag is not None)
+    options: dict[str, tuple[str, str]] = {}
+    for name, source in sources.items():
+        for option in source.options:
+            if option.flag in taken:
+                reason = f"{option.flag} ({source.kind}) is already an option of this command"
+                skipped += (f"{reason}; not added",)
+                continue
+            taken.add(option.flag)
+            params.append(_option_param(option))
+            options[_option_name(option)] = (name, option.option)
+    return SourceParams(tuple(params), sources, skipped, options)
 
 
 def attach_given(
@@ -101,13 +129,19 @@ def attach_given(
     make: Callable[..., ContextSource],
     attach: Callable[[ContextSource, str], object],
     index: bool = False,
+    options: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """Make and attach a source per value given; return ``(value, binding id)`` in order.
 
     ``values`` are the command's keyword arguments; ``make(kind, **options)`` makes a
     source and ``attach(source, binding_id)`` attaches it. The positional comes first,
-    then the flags in the order the plugins registered them.
+    then the flags in the order the plugins registered them. ``options`` (from
+    ``SourceParams.options``) adds each CliOption given to its source's factory options.
     """
+    tuned: dict[str, dict[str, str]] = {}
+    for param, (name, option) in (options or {}).items():
+        if values.get(param) is not None:
+            tuned.setdefault(name, {})[option] = str(values[param])
     attached: list[tuple[str, str]] = []
     for name, source in sources.items():
         raw = values.get(name)
@@ -115,8 +149,8 @@ def attach_given(
             () if raw is None else (raw,) if isinstance(raw, str) else tuple(raw)
         )
         for value, binding_id in zip(given, source.binding_ids(len(given), index), strict=True):
-            options = {**source.fixed_options, source.value_option: value}
-            attach(make(source.kind, **options), binding_id)
+            factory = {**source.fixed_options, **tuned.get(name, {}), source.value_option: value}
+            attach(make(source.kind, **factory), binding_id)
             attached.append((value, binding_id))
     return attached
 
@@ -190,4 +224,5 @@ class SourceOptionsCommand(click.Command):
             message = self.host_of(ctx).not_installed_message("cli_sources", POSITIONAL)
             raise click.ClickException(f"PATH: {message}")
         make = context.host.source if self.index else context.source
-        return attach_given(values, sources, make, context.attach, self.index)
+        options = self.source_params(ctx).options
+        return attach_given(values, sources, make, context.attach, self.index, options)

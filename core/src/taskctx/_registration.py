@@ -8,14 +8,13 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, Protocol, get_args, get_origin
 
 import attrs
 
 from taskctx._ownership import FIRST_PARTY_DISTRIBUTIONS, Claimant, Tier, normalize_name
 from taskctx.clisources import CliSource
-from taskctx.errors import TaskCtxError
 from taskctx.protocols import (
     FileIOHandler,
     IndexProvider,
@@ -34,7 +33,6 @@ __all__ = [
     "Staged",
     "Staging",
     "accepts_keyword",
-    "check_options",
     "describe",
     "validate",
 ]
@@ -201,21 +199,3 @@ def accepts_keyword(factory: Callable[..., Any], name: str) -> bool:
     except (TypeError, ValueError):  # builtins without a signature
         return False
     return name in parameters  # an explicit parameter: **kwargs may mean something else
-
-
-def check_options(
-    kind: str, owner: str, factory: Callable[..., Any], options: Mapping[str, Any]
-) -> None:
-    """Refuse options the factory of ``kind`` cannot take, naming the ones it can."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to check against: let the call decide
-        return
-    try:
-        signature.bind(**options)
-    except TypeError as exc:
-        accepted = ", ".join(n for n in signature.parameters if n != "host") or "none"
-        raise TaskCtxError(
-            f"source kind {kind!r} ({owner}) cannot be made from these options: {exc} "
-            f"(it takes: {accepted})"
-        ) from None

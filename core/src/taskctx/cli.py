@@ -19,6 +19,7 @@ import click
 from pydantic import ValidationError
 
 from taskctx._cliopts import SourceOptionsCommand
+from taskctx.clistate import state_command
 from taskctx.errors import PluginLoadWarning, SourceSpecError, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
 from taskctx.sourcespec import parse_source_spec
@@ -162,6 +163,9 @@ def _format_text(records: list[PluginRecord]) -> str:
             if record.error:
                 lines.append(f"    error: {record.error}")
     return "\n".join(lines)
+
+
+main.add_command(state_command)
 
 
 @main.command("plugins")
@@ -410,8 +414,8 @@ def index_command(
     """Build or update the index of each PATH (a folder) and say what changed.
 
     Each PATH is attached as the plugin that owns it says (with taskctx-workspace,
-    indexes live under each folder's .taskctx/index/) and updated incrementally: a
-    second run re-indexes only files whose content changed.
+    indexes live in the folder's derived state, outside it: see taskctx state) and
+    updated incrementally: a second run re-indexes only files whose content changed.
     """
     from taskctx.context import TaskContext
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from taskctx.model import BINDING_ID_PATTERN, FrozenModel
 
-__all__ = ["POSITIONAL", "CliSource", "CliValue"]
+__all__ = ["POSITIONAL", "CliOption", "CliSource", "CliValue"]
 
 POSITIONAL = "PATH"
 """The registry name of the positional arguments (``taskctx read PATH...``); one plugin
@@ -24,6 +25,36 @@ owns them."""
 _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*")
 _KIND = re.compile(r"[A-Za-z0-9_.-]+")
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_.:\[\]-]*")
+
+
+def _flag(value: str) -> str:
+    if not _FLAG.fullmatch(value):
+        raise ValueError(f"flag {value!r} must look like --name (lower case, digits, -)")
+    return value
+
+
+def _metavar(value: str) -> str:
+    if not _METAVAR.fullmatch(value):
+        raise ValueError(f"metavar {value!r} must be upper case with no spaces")
+    return value
+
+
+def _help(value: str) -> str:
+    if not value.strip() or "\n" in value:
+        raise ValueError("help must be one non-blank line")
+    return value
+
+
+def _keyword(value: str) -> str:
+    if not value.isidentifier():
+        raise ValueError(f"{value!r} is not a keyword argument name")
+    return value
+
+
+Flag = Annotated[str, AfterValidator(_flag)]
+Metavar = Annotated[str, AfterValidator(_metavar)]
+HelpLine = Annotated[str, Field(min_length=1), AfterValidator(_help)]
+Keyword = Annotated[str, AfterValidator(_keyword)]
 
 
 class CliValue(str, enum.Enum):
@@ -35,6 +66,28 @@ class CliValue(str, enum.Enum):
     """A path that is not a file (it may not exist yet)."""
     EXISTING_DIRECTORY = "existing_directory"
     """A directory that exists."""
+    POSITIVE_INTEGER = "positive_integer"
+    """A whole number of at least 1 (given to the factory as its decimal string)."""
+
+
+class CliOption(FrozenModel):
+    """A further ``--flag VALUE`` of a CLI source: one factory option, the same for every
+    value of that source (``--chunk-chars 1500`` for each ``PATH``).
+
+    Given, it reaches the factory as ``option=VALUE`` (a string); not given, the factory's
+    default holds.
+    """
+
+    flag: Flag
+    """``--name`` (lower case, digits, ``-``)."""
+    option: Keyword
+    """The factory option that receives the value (``chunk_chars``)."""
+    help: HelpLine
+    """One line for ``--help``."""
+    metavar: Metavar = "VALUE"
+    """How help names the value (upper case)."""
+    value: CliValue = CliValue.TEXT
+    """What the value must be."""
 
 
 class CliSource(FrozenModel):
@@ -49,15 +102,15 @@ class CliSource(FrozenModel):
 
     kind: str
     """The source kind made (registered by this plugin or another)."""
-    value_option: str
+    value_option: Keyword
     """The factory option that receives the value (``root``)."""
-    flag: str | None = None
+    flag: Flag | None = None
     """``--name``; None for the positional ``PATH...`` (which is always repeatable)."""
     binding_id: str
     """The binding id of a single value."""
-    help: str = Field(min_length=1)
+    help: HelpLine
     """One line for ``taskctx read --help``."""
-    metavar: str = "DIR"
+    metavar: Metavar = "DIR"
     """How help names the value (upper case)."""
     multiple: bool = False
     """Whether the flag may be given more than once (the positional always may)."""
@@ -67,6 +120,8 @@ class CliSource(FrozenModel):
     """Further factory options, the same for every value (``{"mode": "read_only"}``)."""
     index_binding_id: str | None = None
     """Binding id stem for ``taskctx index``; None: ``taskctx index`` does not take it."""
+    options: tuple[CliOption, ...] = ()
+    """Further flags that set a factory option for every value of this source."""
 
     @property
     def name(self) -> str:
@@ -80,39 +135,11 @@ class CliSource(FrozenModel):
             raise ValueError(f"kind {value!r} is not a source kind name")
         return value
 
-    @field_validator("value_option")
-    @classmethod
-    def _option(cls, value: str) -> str:
-        if not value.isidentifier():
-            raise ValueError(f"value_option {value!r} is not a keyword argument name")
-        return value
-
-    @field_validator("flag")
-    @classmethod
-    def _flag(cls, value: str | None) -> str | None:
-        if value is not None and not _FLAG.fullmatch(value):
-            raise ValueError(f"flag {value!r} must look like --name (lower case, digits, -)")
-        return value
-
     @field_validator("binding_id", "index_binding_id")
     @classmethod
     def _binding(cls, value: str | None) -> str | None:
         if value is not None and not BINDING_ID_PATTERN.fullmatch(value):
             raise ValueError(f"binding id {value!r} must match {BINDING_ID_PATTERN.pattern}")
-        return value
-
-    @field_validator("metavar")
-    @classmethod
-    def _metavar(cls, value: str) -> str:
-        if not _METAVAR.fullmatch(value):
-            raise ValueError(f"metavar {value!r} must be upper case with no spaces")
-        return value
-
-    @field_validator("help")
-    @classmethod
-    def _help(cls, value: str) -> str:
-        if not value.strip() or "\n" in value:
-            raise ValueError("help must be one non-blank line")
         return value
 
     @field_validator("fixed_options")
@@ -129,6 +156,13 @@ class CliSource(FrozenModel):
             raise ValueError("the positional PATH... is always repeatable: set multiple=True")
         if self.value_option in self.fixed_options:
             raise ValueError(f"fixed_options sets {self.value_option!r}, the value_option")
+        named = [self.value_option, *self.fixed_options]
+        for option in self.options:
+            if option.option in named:
+                raise ValueError(f"options sets {option.option!r}, which is already given")
+            if option.flag == self.flag:
+                raise ValueError(f"options reuses this source's flag {option.flag}")
+            named.append(option.option)
         return self
 
     def binding_ids(self, count: int, index: bool = False) -> tuple[str, ...]:

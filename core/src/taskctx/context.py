@@ -14,7 +14,7 @@ import attrs
 from taskctx._context_audit import ContextAudit
 from taskctx._sync import run_sync
 from taskctx.consumption import ConsumptionLog, MemoryConsumptionLog
-from taskctx.cursor import check_ttl, default_state_dir, load_or_create_key
+from taskctx.cursor import check_ttl, load_or_create_key
 from taskctx.digests import sha256_digest
 from taskctx.entries import DirectEntry, SourceBinding
 from taskctx.errors import MediaError, PolicyError, StaleReaderError, TaskCtxError
@@ -45,7 +45,7 @@ from taskctx.protocols import ContextSource, IndexProvider, PartitionKey, missin
 from taskctx.readback import Readback, ReadScope
 from taskctx.reader import ContextReader
 from taskctx.sections import markdown_sections
-from taskctx.statefiles import StateDir
+from taskctx.statefiles import StateDir, default_state_dir
 
 if TYPE_CHECKING:
     from taskctx.plugins import PluginHost

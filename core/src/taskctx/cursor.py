@@ -31,12 +31,10 @@ __all__ = [
     "MAX_CURSOR_TTL",
     "CursorSigner",
     "check_ttl",
-    "default_state_dir",
     "load_or_create_key",
 ]
 
 KEY_ENV = "TASKCTX_CURSOR_KEY"
-STATE_DIR_ENV = "TASKCTX_STATE_DIR"
 MAX_CURSOR_TTL = 30 * 24 * 3600
 """The longest time to live a cursor may have: 30 days, in seconds."""
 _CLOCK_SKEW = 300  # seconds another instance's clock may run ahead of ours
@@ -65,15 +63,6 @@ def check_ttl(ttl: object, what: str = "cursor_ttl") -> float:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
-
-
-def default_state_dir() -> Path:
-    """``$TASKCTX_STATE_DIR``, else ``$XDG_CACHE_HOME/taskctx``, else ``~/.cache/taskctx``."""
-    explicit = os.environ.get(STATE_DIR_ENV)
-    if explicit:
-        return Path(explicit)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "taskctx"
 
 
 def load_or_create_key(state_dir: Path) -> bytes:

@@ -13,6 +13,7 @@ indexes the new bytes under their own version.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
@@ -65,6 +66,8 @@ from taskctx.protocols import (
     SupportsChanges,
 )
 from taskctx.statefiles import StateDir
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "INCREMENTAL_LIMIT",
@@ -200,7 +203,16 @@ class ContextIndex:
                 # the partition folder is made beneath the trusted base without following
                 # a link planted in the state folders (a ``.taskctx`` symlink in a workspace)
                 where = base if isinstance(base, StateDir) else StateDir(base)
-                directory = where.child(key.slug()).ensure()
+                try:
+                    directory = where.child(key.slug()).ensure()
+                except OSError as exc:  # not a link (refused above): a folder not writable
+                    _log.warning(
+                        "index of binding %r kept in memory: state folder %s cannot be "
+                        "made (%s); set TASKCTX_STATE_DIR or state_dir to a writable folder",
+                        key.binding_id,
+                        where.path,
+                        exc.strerror or exc,
+                    )
             state = PartitionState(key, provider, provider.open_partition(key, directory))
             self.states[key] = state
         return state

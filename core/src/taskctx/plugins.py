@@ -31,6 +31,7 @@ import pluggy
 from pydantic import Field
 
 from taskctx import hookspecs
+from taskctx._factoryoptions import prepare_options
 from taskctx._hookcalls import call_register_hooks, hook_names
 from taskctx._ownership import (
     CHOOSE_ENV,
@@ -50,7 +51,6 @@ from taskctx._registration import (
     Staged,
     Staging,
     accepts_keyword,
-    check_options,
     describe,
 )
 from taskctx.clisources import CliSource
@@ -391,8 +391,7 @@ class PluginHost:
                 options["configuration"] = configuration
         if "host" not in options and accepts_keyword(entry.value, "host"):
             options["host"] = self
-        check_options(kind, entry.owner, entry.value, options)
-        source = entry.value(**options)
+        source = entry.value(**prepare_options(kind, entry.owner, entry.value, options))
         if not isinstance(source, ContextSource):
             raise TypeError(f"factory of source kind {kind!r} ({entry.owner}) returned {source!r}")
         if source.kind != kind:

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable
@@ -40,6 +42,7 @@ from taskctx.nofollow import DIR_FLAGS, describe_mode
 
 __all__ = [
     "SQLITE_SIDE_SUFFIXES",
+    "STATE_DIR_ENV",
     "Refuse",
     "StateDir",
     "check_opened",
@@ -47,8 +50,16 @@ __all__ = [
     "check_state_folder",
     "connect_sqlite",
     "create_state_file",
+    "default_state_dir",
     "ensure_state_dir",
+    "folder_state_dir",
+    "open_state_dir",
 ]
+
+STATE_DIR_ENV = "TASKCTX_STATE_DIR"
+"""The environment variable naming the per-user state folder (see :func:`default_state_dir`)."""
+FOLDERS_PART = "folders"
+"""The folder under the state folder that holds one folder per source folder read."""
 
 SQLITE_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 """SQLite's side files of a database (write-ahead log, shared memory, rollback journal)."""
@@ -118,13 +129,14 @@ def check_state_file(
             )
 
 
-def ensure_state_dir(
+def open_state_dir(
     base: str | os.PathLike[str],
     *parts: str,
     create: bool = True,
     refuse: Refuse = _state_path_error,
-) -> Path:
-    """The real path of ``base/parts...``, every part a real folder (made if ``create``).
+) -> tuple[int, Path]:
+    """An open descriptor of ``base/parts...`` and its real path, every part a real
+    folder (made if ``create``); the caller closes the descriptor.
 
     ``base`` is trusted as given (it may be a link); each of ``parts`` is opened or made
     relative to its parent's descriptor without following links, so a symlink planted at
@@ -153,8 +165,22 @@ def ensure_state_dir(
                 raise
             os.close(fd)
             fd = child
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd, where
+
+
+def ensure_state_dir(
+    base: str | os.PathLike[str],
+    *parts: str,
+    create: bool = True,
+    refuse: Refuse = _state_path_error,
+) -> Path:
+    """The real path of ``base/parts...``, every part a real folder (made if ``create``):
+    :func:`open_state_dir` without the descriptor."""
+    fd, where = open_state_dir(base, *parts, create=create, refuse=refuse)
+    os.close(fd)
     return where
 
 
@@ -247,3 +273,37 @@ class StateDir:
     def ensure(self, *, create: bool = True, refuse: Refuse = _state_path_error) -> Path:
         """The real path, every part checked (made if ``create``): :func:`ensure_state_dir`."""
         return ensure_state_dir(self.base, *self.parts, create=create, refuse=refuse)
+
+    def open(self, *, create: bool = True, refuse: Refuse = _state_path_error) -> int:
+        """A descriptor of the folder, every part checked (made if ``create``); the caller
+        closes it: :func:`open_state_dir`."""
+        return open_state_dir(self.base, *self.parts, create=create, refuse=refuse)[0]
+
+
+def default_state_dir() -> Path:
+    """The per-user state folder: ``$TASKCTX_STATE_DIR``, else ``$XDG_CACHE_HOME/taskctx``,
+    else ``~/.cache/taskctx`` (the platform cache folder, as pip and pytest use)."""
+    explicit = os.environ.get(STATE_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "taskctx"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def folder_state_dir(root: Path, state_dir: str | os.PathLike[str] | None = None) -> StateDir:
+    """Where the derived state of the folder ``root`` lives (indexes, caches), outside it.
+
+    ``<state_dir>/folders/<name>-<digest>``: ``state_dir`` defaults to
+    :func:`default_state_dir`; ``<digest>`` is the first 16 hex digits of the sha256 of
+    the folder's real path (its identity: two spellings of one folder share it, two
+    folders of one name do not) and ``<name>`` its last component made safe, so a person
+    listing the folders sees which is which.
+    """
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    name = _UNSAFE.sub("-", os.path.basename(real)).strip("-.")[:40] or "root"
+    base = Path(state_dir) if state_dir is not None else default_state_dir()
+    return StateDir(base, (FOLDERS_PART, f"{name}-{digest}"))

@@ -322,13 +322,13 @@ def test_a_swapped_root_is_refused(root: Path, outside: Path, host: PluginHost) 
 def test_digest_database_files_that_are_links_are_refused(
     root: Path, outside: Path, host: PluginHost, name: str
 ) -> None:
-    """A link planted at the digest cache or its side files is refused, and SQLite never
-    writes through it."""
-    folder = root / ".taskctx" / "workspace"
+    """A link planted at the digest cache or its side files (in the state folder) is
+    refused, and SQLite never writes through it."""
+    ws = TaskWorkspace(root, host=host)
+    folder = ws.derived_dir / "workspace"
     folder.mkdir(parents=True)
     (outside / "target.db").write_bytes(b"")
     os.symlink(outside / "target.db", folder / name)
-    ws = TaskWorkspace(root, host=host)
     with pytest.raises(PolicyError, match="not a regular file"):
         ws.list_files()
     assert (outside / "target.db").read_bytes() == b""
@@ -338,11 +338,12 @@ def test_digest_database_files_that_are_links_are_refused(
 def test_digest_database_folder_that_is_a_link_is_refused(
     root: Path, outside: Path, host: PluginHost
 ) -> None:
-    """``.taskctx/workspace`` as a link: the digest cache is not made through it."""
-    (root / ".taskctx").mkdir()
-    os.symlink(outside, root / ".taskctx" / "workspace")
-    with pytest.raises(PolicyError, match="not a real folder"):
-        TaskWorkspace(root, host=host).list_files()
+    """The digest cache's folder in the state folder as a link: not made through it."""
+    ws = TaskWorkspace(root, host=host)
+    ws.derived_dir.mkdir(parents=True)
+    os.symlink(outside, ws.derived_dir / "workspace")
+    with pytest.raises(PolicyError, match="it is a symlink"):
+        ws.list_files()
     assert _outside_files(outside) == UNTOUCHED
 
 
@@ -402,17 +403,17 @@ def test_hard_linked_files_are_read_and_copied_in_read_only_mode(
 def test_a_parse_cache_folder_swapped_for_a_link_is_never_written_through(
     root: Path, outside: Path, host: PluginHost
 ) -> None:
-    """``.taskctx/parsed`` replaced by a link after the cache was opened: the parsed text
-    of the next document is not written outside; the read is refused."""
+    """The parse cache's folder replaced by a link after the cache was opened: the parsed
+    text of the next document is not written outside; the read is refused."""
     ws = TaskWorkspace(root, host=host)
     ws.register_file_io_handler(TinyHandler())
     (root / "a.pdf").write_bytes(pdf_bytes("first document"))
     assert ws.read_file("a.pdf").text == "FIRST DOCUMENT"
-    parsed = root / ".taskctx" / "parsed"
+    parsed = ws.derived_dir / "parsed"
     os.rename(parsed, parsed.with_name("parsed.away"))
     os.symlink(outside, parsed)
     (root / "b.pdf").write_bytes(pdf_bytes("second document"))
-    with pytest.raises(PolicyError, match="not a real folder"):
+    with pytest.raises(PolicyError, match="it is a symlink"):
         ws.read_file("b.pdf")
     assert _outside_files(outside) == UNTOUCHED
 

@@ -114,7 +114,7 @@ def test_racy_stamps_wait_for_the_tick(mtime_ns: int, now_ns: int, wait: int) ->
 def test_scans_write_in_one_transaction(many: Path, host: PluginHost) -> None:
     """Rows written during a listing become visible together, at its end."""
     workspace = TaskWorkspace(many, host=host)
-    db = many / ".taskctx" / "workspace" / "digests.db"
+    db = workspace.derived_dir / "workspace" / "digests.db"
     with workspace.digest_batch():
         for st in workspace.iter_entries():
             workspace.stamp_digest(st.path, st)
@@ -131,7 +131,7 @@ def test_deleted_files_are_forgotten_after_a_full_listing(many: Path, host: Plug
     workspace.list_files(include_hidden=True)
     (many / "src" / "m01.py").unlink()
     workspace.list_files()
-    cache = DigestCache(many / ".taskctx" / "workspace" / "digests.db")
+    cache = DigestCache(workspace.derived_dir / "workspace" / "digests.db")
     assert len(cache) == 22
     assert cache.lookup(".env", FileStat.of(".env", os.stat(many / ".env")).stamp) is not None
     cache.close()
@@ -146,9 +146,9 @@ def test_damaged_database_is_rebuilt(many: Path, host: PluginHost, damage: str) 
     age(*many.glob("extra*.txt"))
     expected = workspace.list_files()
     workspace.close()
-    db = many / ".taskctx" / "workspace" / "digests.db"
+    db = workspace.derived_dir / "workspace" / "digests.db"
     data = db.read_bytes()
-    assert not (many / ".taskctx" / "workspace" / "digests.db-wal").exists()
+    assert not (workspace.derived_dir / "workspace" / "digests.db-wal").exists()
     if damage == "truncate":
         db.write_bytes(data[: len(data) // 2])
     elif damage == "garbage":

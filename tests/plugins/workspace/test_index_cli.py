@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from taskctx.cli import main
+from taskctx.statefiles import folder_state_dir
 
 
 def test_index_reports_counts_as_json(tmp_path: Path) -> None:
@@ -60,4 +61,5 @@ def test_second_index_run_reindexes_only_changes(tmp_path: Path) -> None:
     (folder / "f4.txt").unlink()
     third = run()
     assert (third["added"], third["updated"], third["removed"], third["unchanged"]) == (0, 1, 1, 3)
-    assert (folder / ".taskctx" / "index").is_dir()
+    assert not (folder / ".taskctx").exists()  # the index lives in the state folder
+    assert (folder_state_dir(folder).path / "index").is_dir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -46,11 +47,11 @@ def test_second_parse_does_not_call_the_handler(doc: Path, host: PluginHost) -> 
 
 
 def test_cache_files_are_named_by_digest_and_handler(doc: Path, host: PluginHost) -> None:
-    """Results live at .taskctx/parsed/<sha256>-<handler>-<version>.json."""
+    """Results live at <derived dir>/parsed/<sha256>-<handler>-<version>.json."""
     workspace = _workspace(doc.parent, host, TinyHandler(name="tiny/pdf", version="2.0-beta"))
     workspace.parsed("report.pdf")
     sha = hashlib.sha256(doc.read_bytes()).hexdigest()
-    names = [p.name for p in (doc.parent / ".taskctx" / "parsed").iterdir()]
+    names = [p.name for p in (workspace.derived_dir / "parsed").iterdir()]
     assert names == [f"{sha}-tiny_pdf-2.0_beta.json"]
 
 
@@ -87,8 +88,9 @@ def test_new_content_or_handler_version_parses_again(doc: Path, host: PluginHost
 def test_damaged_cache_entries_are_parsed_again(doc: Path, host: PluginHost) -> None:
     """A cache file that is not valid JSON (or another key's) is ignored and rewritten."""
     handler = TinyHandler()
-    _workspace(doc.parent, host, handler).parsed("report.pdf")
-    (entry,) = (doc.parent / ".taskctx" / "parsed").iterdir()
+    workspace = _workspace(doc.parent, host, handler)
+    workspace.parsed("report.pdf")
+    (entry,) = (workspace.derived_dir / "parsed").iterdir()
     entry.write_text("{not json")
     assert _workspace(doc.parent, host, handler).parsed("report.pdf").text == "QUARTERLY NUMBERS"
     assert handler.calls == 2
@@ -175,3 +177,52 @@ def test_handler_lookup_by_media_type_then_longest_suffix() -> None:
     assert registry.handler_for("b.bin", "Application/PDF; x=y") is pdf
     assert registry.handler_for(None, None) is None
     assert registry.handler_for("b.txt", "text/plain") is None
+
+
+def _fill(cache: ParseCache, handler: TinyHandler, count: int, start: int = 0) -> list[str]:
+    """Parse ``count`` distinct documents through ``cache``; their digests, in order."""
+    digests = []
+    for n in range(start, start + count):
+        data = pdf_bytes(f"document number {n} " + "x" * 200)
+        digest = hashlib.sha256(data).hexdigest()
+        cache.parsed(digest, handler, f"d{n}.pdf", partial(bytes, data))
+        digests.append(digest)
+    return digests
+
+
+def _on_disk(directory: Path) -> set[str]:
+    return {p.name.split("-", 1)[0] for p in directory.iterdir() if p.suffix == ".json"}
+
+
+def test_the_parse_cache_keeps_at_most_max_files_dropping_the_least_used(tmp_path: Path) -> None:
+    """Past ``max_files`` the oldest entries go until 80 % are left; a hit keeps one young."""
+    handler = TinyHandler()
+    cache = ParseCache(tmp_path, max_files=5)
+    first, *_rest = _fill(cache, handler, 5)
+    age(*(p for p in tmp_path.iterdir() if first not in p.name))
+    assert cache.parsed(first, handler, "d0.pdf", lambda: b"") is not None  # a hit: touched
+    newer = _fill(cache, handler, 1, start=5)
+    kept = _on_disk(tmp_path)
+    assert len(kept) <= 4
+    assert first in kept
+    assert newer[0] in kept
+    assert cache.evicted == 6 - len(kept)
+    assert handler.calls == 6
+
+
+def test_the_parse_cache_keeps_at_most_max_bytes(tmp_path: Path) -> None:
+    """Past ``max_bytes`` entries are deleted until it is back under 80 % of it, counting
+    what was on disk before this cache opened."""
+    handler = TinyHandler()
+    _fill(ParseCache(tmp_path), handler, 10)
+    size = sum(p.stat().st_size for p in tmp_path.iterdir())
+    cache = ParseCache(tmp_path, max_bytes=size)
+    _fill(cache, handler, 1, start=10)
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= size * 0.8
+    assert cache.evicted >= 2
+
+
+def test_bad_parse_cache_bounds_are_refused() -> None:
+    """A bound below 1 says which."""
+    with pytest.raises(ValueError, match="at least 1, not 0 and 5"):
+        ParseCache(None, max_bytes=0, max_files=5)

@@ -23,11 +23,13 @@ from tests.plugins.workspace.helpers import TinyHandler, pdf_bytes, png_bytes
 
 
 def test_workspace_attributes(root: Path, host: PluginHost) -> None:
-    """root is resolved, state_dir is root/.taskctx, execution ids default to uuid4 hex."""
+    """root is resolved, areas_dir is root/.taskctx, derived state is outside the root,
+    execution ids default to uuid4 hex."""
     workspace = TaskWorkspace(os.path.relpath(root), host=host)
     assert workspace.root == root.resolve()
     assert workspace.root.is_absolute()
-    assert workspace.state_dir == workspace.root / ".taskctx"
+    assert workspace.areas_dir == workspace.root / ".taskctx"
+    assert workspace.root not in workspace.derived_dir.parents
     assert workspace.mode == "read_only"
     assert workspace.host is host
     assert len(workspace.execution_id) == 32

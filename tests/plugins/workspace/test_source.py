@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from taskctx_workspace import TaskWorkspace
-from taskctx_workspace.source import WorkspaceSource, line_chunks
+from taskctx_workspace.source import WorkspaceSource
 
 from taskctx import (
     ContextBudget,
@@ -142,8 +142,8 @@ def test_revision_costs_no_hashing_after_the_first_scan(project: Path) -> None:
     assert [d.path for d in changes.upserts] == ["src/app.py"]
 
 
-def test_long_text_files_are_described_in_line_chunks(project: Path) -> None:
-    """A file longer than chunk_chars also has line-chunk descriptors that cover it."""
+def test_long_text_files_are_described_in_passages(project: Path) -> None:
+    """A file longer than chunk_chars also has passage descriptors that cover it."""
     source = TaskWorkspace(project, host=host_with()).source()
     page = run(source.async_enumerate_descriptors(EnumerationRequest()))
     chunks = [d for d in page.descriptors if d.path == "long.txt" and d.scope is not None]
@@ -152,12 +152,6 @@ def test_long_text_files_are_described_in_line_chunks(project: Path) -> None:
     assert sum(c.chars or 0 for c in chunks) == whole.chars
     assert all((c.chars or 0) <= 4000 for c in chunks)
     assert chunks[0].scope == "lines:1-57"
-
-
-def test_line_chunks_keep_long_lines_whole() -> None:
-    """A line longer than the chunk size is one chunk, never split."""
-    chunks = line_chunks("short\n" + "y" * 50 + "\nend\n", 10)
-    assert [c.scope for c in chunks] == ["lines:1-1", "lines:2-2", "lines:3-3"]
 
 
 def test_documents_are_parsed_once_and_read_by_page(project: Path) -> None:

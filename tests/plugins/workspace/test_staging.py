@@ -42,7 +42,7 @@ def test_stage_writes_the_candidate_privately_and_verifies_it(rw: TaskWorkspace)
     """stage() writes under .taskctx/staged/<execution-id>/ and returns its digest."""
     staged = rw.stage("out/report.txt", "draft\n")
     assert staged == StagedFile(path="out/report.txt", sha256=_sha(b"draft\n"), size=6)
-    location = rw.state_dir / "staged" / rw.execution_id / "out" / "report.txt"
+    location = rw.areas_dir / "staged" / rw.execution_id / "out" / "report.txt"
     assert location.read_bytes() == b"draft\n"
     assert not (rw.root / "out").exists()
 
@@ -99,7 +99,7 @@ def test_tampered_staged_bytes_are_rejected(rw: TaskWorkspace, target: Path) -> 
     """Staged bytes changed after staging no longer match their digest: blocked."""
     before = target.stat()
     staged = rw.stage("c.txt", NEW)
-    (rw.state_dir / "staged" / rw.execution_id / "c.txt").write_bytes(b"evil")
+    (rw.areas_dir / "staged" / rw.execution_id / "c.txt").write_bytes(b"evil")
     with pytest.raises(PromotionBlocked) as info:
         rw.promote(staged, "out/report.txt", staged.sha256)
     assert info.value.reason == "staged_digest_mismatch"

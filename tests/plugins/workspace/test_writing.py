@@ -41,20 +41,23 @@ def test_read_only_never_modifies_external_files(ro: TaskWorkspace) -> None:
     assert snapshot(ro.root) == before
     assert not (ro.root / "deep").exists()
     assert ref.origin == "fallback"
-    area = ro.state_dir / "files" / ro.execution_id
+    area = ro.areas_dir / "files" / ro.execution_id
     assert (area / "notes.txt").read_text() == "promoted\n"
     assert (area / "src" / "app.py").read_text() == "print('bye')\n"
     assert (area / "deep" / "new" / "dir" / "file.txt").read_bytes() == b"bytes"
 
 
 def test_read_only_state_lives_only_under_taskctx(ro: TaskWorkspace) -> None:
-    """Everything the workspace keeps for itself is under .taskctx/."""
+    """What an execution writes is under .taskctx/; what is derived (digests, parse
+    cache, index) is in the state folder, outside the root."""
     names_before = sorted(p.name for p in ro.root.iterdir())
     ro.list_files()
+    assert sorted(p.name for p in ro.root.iterdir()) == names_before
     ro.write_file("x.txt", "x")
     ro.stage("y.txt", "y")
     assert sorted(p.name for p in ro.root.iterdir()) == sorted([*names_before, ".taskctx"])
-    assert (ro.state_dir / "workspace" / "digests.db").is_file()
+    assert sorted(p.name for p in ro.areas_dir.iterdir()) == ["files", "staged"]
+    assert (ro.derived_dir / "workspace" / "digests.db").is_file()
 
 
 def test_write_file_returns_a_ref_of_the_bytes(ro: TaskWorkspace) -> None:

@@ -263,7 +263,7 @@ class FileContext:
             where = os.path.join(root, path)
         else:
             where = os.path.join(
-                os.fspath(self.workspace.state_dir), "files", self.workspace.execution_id, path
+                os.fspath(self.workspace.areas_dir), "files", self.workspace.execution_id, path
             )
         facts = {
             "path": path,

@@ -5,9 +5,11 @@ plugins registered through ``register_file_io_handlers`` plus any registered on 
 workspace itself (which are consulted first). There is no other registry.
 
 :class:`ParseCache` parses each document once per content digest and handler version.
-Results live under ``.taskctx/parsed/<sha256>-<handler>-<version>.json`` (written
-atomically); failures are cached as their code and message, so a broken file is not
-parsed again on every scan. A ``timeout`` is not cached: it may not happen next time.
+Results live in the folder's derived state, ``parsed/<sha256>-<handler>-<version>.json``
+(written atomically); failures are cached as their code and message, so a broken file is
+not parsed again on every scan. A ``timeout`` is not cached: it may not happen next time.
+The cache is bounded (``max_bytes``, ``max_files``): past either, the entries used least
+recently (a hit touches its file) are deleted until it is back under 80 % of both.
 """
 
 from __future__ import annotations
@@ -30,9 +32,21 @@ from taskctx.errors import MediaError
 from taskctx.media import handler_for
 from taskctx.protocols import FileIOHandler, ParsedDocument, missing_members, protocol_shape
 
-__all__ = ["CACHE_FORMAT", "HandlerRegistry", "ParseCache", "handler_version"]
+__all__ = [
+    "CACHE_FORMAT",
+    "DEFAULT_PARSE_CACHE_BYTES",
+    "DEFAULT_PARSE_CACHE_FILES",
+    "HandlerRegistry",
+    "ParseCache",
+    "handler_version",
+]
 
 CACHE_FORMAT = 1
+DEFAULT_PARSE_CACHE_BYTES = 256 * 1024 * 1024
+"""How large one folder's parse cache may grow on disk before it is trimmed."""
+DEFAULT_PARSE_CACHE_FILES = 20_000
+"""How many parsed documents one folder's parse cache may keep on disk."""
+_KEPT_AFTER_TRIM = 0.8
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _MEMORY_ENTRIES = 64
 _UNCACHED_CODES = frozenset({ProblemCode.TIMEOUT})
@@ -88,12 +102,29 @@ class ParseCache:
     ``directory`` None keeps results in memory only. ``parse_count`` counts real calls
     of a handler's ``parse``. ``folder`` opens ``directory`` (a workspace passes one that
     walks it without following links): files are then read and written relative to that
-    descriptor, never through a link swapped in on the way.
+    descriptor, never through a link swapped in on the way. On disk the cache keeps at
+    most ``max_bytes`` and ``max_files`` (``evicted`` counts the entries trimmed).
     """
 
-    def __init__(self, directory: Path | None, *, folder: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | None,
+        *,
+        folder: Callable[[], int] | None = None,
+        max_bytes: int = DEFAULT_PARSE_CACHE_BYTES,
+        max_files: int = DEFAULT_PARSE_CACHE_FILES,
+    ) -> None:
+        if max_bytes < 1 or max_files < 1:
+            raise ValueError(
+                f"max_bytes and max_files must be at least 1, not {max_bytes} and {max_files}"
+            )
         self.directory = directory
         self._folder = folder
+        self.max_bytes = max_bytes
+        self.max_files = max_files
+        self.evicted = 0
+        """How many entries were deleted to keep the cache within its bounds."""
+        self._usage: tuple[int, int] | None = None  # (bytes, files) on disk, once counted
         self.parse_count = 0
         self._memory: OrderedDict[str, ParsedDocument | MediaError] = OrderedDict()
         self._lock = threading.Lock()
@@ -161,7 +192,7 @@ class ParseCache:
         if self.directory is None:
             return None
         try:
-            record = json.loads(self._read(name).decode("utf-8"))
+            record = json.loads(self._read(name, touch=True).decode("utf-8"))
             result = self._decode(record, sha256, handler)
         except (OSError, ValueError, KeyError, TypeError, ValidationError):
             return None  # missing or damaged: parse again
@@ -208,15 +239,19 @@ class ParseCache:
     def _open_folder(self) -> int | None:
         return self._folder() if self._folder is not None else None
 
-    def _read(self, name: str) -> bytes:
+    def _read(self, name: str, *, touch: bool = False) -> bytes:
+        """The entry's bytes; ``touch`` marks it used now (eviction deletes the oldest)."""
         assert self.directory is not None
         folder = self._open_folder()
         try:
-            if folder is None:
-                return (self.directory / name).read_bytes()
-            fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=folder)
+            where = name if folder is not None else os.path.join(self.directory, name)
+            fd = os.open(where, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=folder)
             try:
-                return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+                data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+                if touch:
+                    with contextlib.suppress(OSError):  # a read-only cache still reads
+                        os.utime(fd)
+                return data
             finally:
                 os.close(fd)
         finally:
@@ -242,12 +277,53 @@ class ParseCache:
             finally:
                 os.close(fd)
             os.replace(where(temp), where(name), src_dir_fd=folder, dst_dir_fd=folder)
+            self._grew(folder, path, len(text.encode("utf-8")))
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(where(temp), dir_fd=folder)
         finally:
             if folder is not None:
                 os.close(folder)
+
+    # -- bounds ---------------------------------------------------------------------------
+
+    def _entries(self, folder: int | None, path: str) -> list[tuple[int, int, str]]:
+        """(last use in ns, size, name) of every entry on disk."""
+        found = []
+        with os.scandir(folder if folder is not None else path) as listing:
+            for entry in listing:
+                if not entry.name.endswith(".json") or entry.name.startswith("."):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    found.append((st.st_mtime_ns, st.st_size, entry.name))
+        return found
+
+    def _grew(self, folder: int | None, path: str, size: int) -> None:
+        """Count an entry written (the disk is counted once); trim past a bound."""
+        with self._lock:
+            if self._usage is None:
+                entries = self._entries(folder, path)
+                self._usage = (sum(e[1] for e in entries), len(entries))
+            else:
+                self._usage = (self._usage[0] + size, self._usage[1] + 1)
+            used, files = self._usage
+            if used <= self.max_bytes and files <= self.max_files:
+                return
+            entries = sorted(self._entries(folder, path))
+            used, files = sum(e[1] for e in entries), len(entries)
+            keep_bytes = self.max_bytes * _KEPT_AFTER_TRIM
+            keep_files = self.max_files * _KEPT_AFTER_TRIM
+            for _, entry_size, name in entries:
+                if used <= keep_bytes and files <= keep_files:
+                    break
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(
+                        name if folder is not None else os.path.join(path, name), dir_fd=folder
+                    )
+                    self.evicted += 1
+                used, files = used - entry_size, files - 1
+            self._usage = (used, files)
 
     def _remember(self, name: str, result: ParsedDocument | MediaError) -> None:
         with self._lock:

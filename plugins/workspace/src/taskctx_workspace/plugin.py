@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from taskctx import CliSource, CliValue, SourceFactory
+from taskctx import CliOption, CliSource, CliValue, SourceFactory
 from taskctx.hookspecs import hookimpl
 from taskctx_workspace.source import DEFAULT_CHUNK_CHARS, WorkspaceSource
 
@@ -23,6 +23,7 @@ def make_source(
     execution_id: str | None = None,
     create: bool | None = None,
     chunk_chars: int = DEFAULT_CHUNK_CHARS,
+    state_dir: str | Path | None = None,
     host: PluginHost | None = None,
 ) -> WorkspaceSource:
     """The factory behind ``host.source("task_workspace", root=..., mode=...)``.
@@ -30,14 +31,22 @@ def make_source(
     ``create`` None: a missing root is made for a ``read_write`` workspace only. Reading
     a folder that is not there is an error naming it (a mistyped
     ``--source task_workspace:root=...`` must not make an empty folder and read it).
+    ``state_dir`` is the base of the folder's derived state (``TaskWorkspace``).
     """
     from taskctx_workspace.workspace import TaskWorkspace
 
     if create is None:
         create = mode == "read_write"
 
-    workspace = TaskWorkspace(root, mode=mode, execution_id=execution_id, create=create, host=host)
-    return WorkspaceSource(workspace, chunk_chars=int(chunk_chars))
+    workspace = TaskWorkspace(
+        root,
+        mode=mode,
+        execution_id=execution_id,
+        create=create,
+        host=host,
+        state_dir=state_dir,
+    )
+    return WorkspaceSource(workspace, chunk_chars=chunk_chars)
 
 
 @hookimpl
@@ -60,5 +69,17 @@ def register_cli_sources(register: Callable[[CliSource], None]) -> None:
             value=CliValue.EXISTING_DIRECTORY,
             fixed_options={"mode": "read_only"},
             index_binding_id="folder",
+            options=(
+                CliOption(
+                    flag="--chunk-chars",
+                    option="chunk_chars",
+                    help=(
+                        "Describe each folder's text files longer than N characters also in "
+                        f"passages of about N (default {DEFAULT_CHUNK_CHARS})."
+                    ),
+                    metavar="N",
+                    value=CliValue.POSITIVE_INTEGER,
+                ),
+            ),
         )
     )

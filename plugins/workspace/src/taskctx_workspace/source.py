@@ -32,9 +32,8 @@ from taskctx.model import (
     SourceDescriptor,
 )
 from taskctx.protocols import ChangeSet, ParsedDocument
-from taskctx.sections import format_line_scope, markdown_sections, parse_line_scope, slice_lines
+from taskctx.sections import markdown_sections, parse_line_scope, passages, slice_lines
 from taskctx.statefiles import StateDir
-from taskctx_workspace.paths import STATE_DIR_NAME
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
@@ -43,7 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_CHUNK_CHARS", "WorkspaceSource"]
 
 DEFAULT_CHUNK_CHARS = 4000
-"""Text files longer than this are also described in line chunks of about this size."""
+"""Text files longer than this are also described in passages of about this size
+(``taskctx.sections.passages``: headings, paragraphs and code blocks)."""
 
 Stamp = tuple[int, int, int, int]
 DescriptorKey = tuple[str, str | None]
@@ -57,27 +57,6 @@ def _revision_of(stamps: Mapping[str, Stamp]) -> str:
     paths = sorted(stamps)
     payload = marshal.dumps((paths, list(map(stamps.__getitem__, paths))), 2)
     return "ws-" + hashlib.sha256(payload).hexdigest()[:24]
-
-
-def line_chunks(text: str, chunk_chars: int) -> list[SectionInfo]:
-    """Consecutive line ranges of about ``chunk_chars`` characters (a long line stays whole)."""
-    chunks: list[SectionInfo] = []
-    lines = text.splitlines(keepends=True)
-    first, size = 1, 0
-    for number, line in enumerate(lines, start=1):
-        if size and size + len(line) > chunk_chars:
-            chunks.append(_chunk(first, number - 1, size))
-            first, size = number, 0
-        size += len(line)
-    if size:
-        chunks.append(_chunk(first, len(lines), size))
-    return chunks
-
-
-def _chunk(first: int, last: int, chars: int) -> SectionInfo:
-    return SectionInfo(
-        title=f"lines {first}-{last}", scope=format_line_scope(first, last), chars=chars
-    )
 
 
 @attrs.define(slots=True)
@@ -125,13 +104,11 @@ class WorkspaceSource:
 
     def __init__(self, workspace: TaskWorkspace, *, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         if chunk_chars < 1:
-            raise ValueError("chunk_chars must be positive")
+            raise ValueError(f"chunk_chars must be at least 1, not {chunk_chars}")
         self.workspace = workspace
         self.chunk_chars = chunk_chars
         self.identity = f"task_workspace:{workspace.root}"
-        self.index_directory = StateDir(
-            workspace.root, (STATE_DIR_NAME, "index")
-        )  # with the folder
+        self.index_directory: StateDir = workspace.derived.child("index")
         self._files: dict[str, _FileView] = {}
         self._scans: dict[str, dict[str, Stamp]] = {}
         self._latest: _Scan | None = None
@@ -147,13 +124,15 @@ class WorkspaceSource:
 
     def rebuild_options(self) -> dict[str, Any]:
         """``host.source("task_workspace", **options)`` makes this source again: the same
-        root (never created anew: a missing root fails the restore), mode and execution."""
+        root (never created anew: a missing root fails the restore), mode, execution and
+        state folder."""
         return {
             "root": str(self.workspace.root),
             "mode": self.workspace.mode,
             "execution_id": self.workspace.execution_id,
             "create": False,
             "chunk_chars": self.chunk_chars,
+            "state_dir": str(self.workspace.derived.base),
         }
 
     # -- revisions ---------------------------------------------------------------
@@ -209,7 +188,9 @@ class WorkspaceSource:
             sections = markdown_sections(text) if decision.media_type == "text/markdown" else ()
             yield SourceDescriptor(**base, chars=len(text), sections=sections)
             if len(text) > self.chunk_chars:
-                for position, chunk in enumerate(self._text_parts(text, sections)):
+                markdown = decision.media_type == "text/markdown"
+                parts = passages(text, self.chunk_chars, markdown=markdown)
+                for position, chunk in enumerate(parts):
                     yield SourceDescriptor(
                         **{**base, "title": f"{title}: {chunk.title}"},
                         chars=chunk.chars,
@@ -242,15 +223,6 @@ class WorkspaceSource:
                 )
             return
         yield SourceDescriptor(**base, representation=Representation.REFERENCE_ONLY)
-
-    def _text_parts(self, text: str, sections: tuple[SectionInfo, ...]) -> list[SectionInfo]:
-        """Top-level Markdown sections that fit a chunk, line chunks for everything else."""
-        if sections:
-            top = min(s.level for s in sections)
-            parts = [s for s in sections if s.level == top]
-            if all((s.chars or 0) <= self.chunk_chars for s in parts):
-                return parts
-        return line_chunks(text, self.chunk_chars)
 
     def _descriptors_at(self, scan: _Scan) -> list[SourceDescriptor]:
         if self._listing is not None and self._listing[0] == scan.revision:

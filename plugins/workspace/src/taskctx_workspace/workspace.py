@@ -10,8 +10,12 @@
   falls back to that copy (``origin="fallback"``). ``read_write`` writes the real path,
   atomically. Staged promotion follows the same rule: in read-only mode the promoted
   target is this execution's copy.
-- Everything the workspace keeps for itself (digests, parse cache, staged candidates,
-  fallback files) lives under the root's ``.taskctx/`` and nowhere else.
+- What the workspace derives from the folder (its index, the digest database, the parse
+  cache) lives outside it, in ``<state_dir>/folders/<name>-<digest>/``
+  (:func:`taskctx.statefiles.folder_state_dir`: ``state_dir`` defaults to
+  ``$TASKCTX_STATE_DIR`` or the user cache), so reading a folder writes nothing into it
+  and a folder that cannot be written is read fine. What an execution writes (fallback
+  files, staged candidates) lives under the root's ``.taskctx/``.
 - One FileIOHandler registry per workspace: the host's handlers plus
   :meth:`TaskWorkspace.register_file_io_handler`.
 """
@@ -43,8 +47,9 @@ from taskctx.media import (
 from taskctx.model import Problem, Representation
 from taskctx.plugins import PluginHost
 from taskctx.protocols import FileIOHandler, ParsedDocument
+from taskctx.statefiles import StateDir, folder_state_dir
 from taskctx_workspace.areas import Areas, Mode, ReadOrigin
-from taskctx_workspace.beneath import Base, Root, read_all, require_support
+from taskctx_workspace.beneath import Root, read_all, require_support
 from taskctx_workspace.digests import DigestCache
 from taskctx_workspace.errors import WorkspaceNotFoundError
 from taskctx_workspace.parsing import HandlerRegistry, ParseCache
@@ -79,12 +84,14 @@ _MODES = ("read_only", "read_write")
 
 
 class TaskWorkspace:
-    """A folder seen through confinement, a write policy and caches under ``.taskctx/``.
+    """A folder seen through confinement and a write policy, with caches kept outside it.
 
     ``host`` None builds the default host from the environment, so the installed
     FileIOHandlers are used. ``execution_id`` (default: a new uuid4 hex) names this
     execution's private areas. ``create`` makes a missing root; otherwise a missing root
-    raises :class:`WorkspaceNotFoundError`.
+    raises :class:`WorkspaceNotFoundError`. ``state_dir`` is the base of the folder's
+    derived state (default ``$TASKCTX_STATE_DIR``, else the user cache folder); the
+    folder's own part of it is :attr:`derived_dir`.
     """
 
     __slots__ = (
@@ -96,11 +103,12 @@ class TaskWorkspace:
         "_lock",
         "_parse_cache",
         "_pinned",
+        "areas_dir",
+        "derived",
         "execution_id",
         "host",
         "mode",
         "root",
-        "state_dir",
     )
 
     def __init__(
@@ -110,6 +118,7 @@ class TaskWorkspace:
         execution_id: str | None = None,
         create: bool = True,
         host: PluginHost | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
@@ -129,7 +138,10 @@ class TaskWorkspace:
         self.execution_id: str = (
             uuid.uuid4().hex if execution_id is None else safe_name(execution_id, "execution id")
         )
-        self.state_dir: Path = self.root / STATE_DIR_NAME
+        self.areas_dir: Path = self.root / STATE_DIR_NAME
+        """``<root>/.taskctx``: this execution's fallback files and staged candidates."""
+        self.derived: StateDir = folder_state_dir(self.root, state_dir)
+        """Where the folder's index, digests and parse cache live (outside the folder)."""
         self._pinned = Root.pin(self.root)
         self._areas = Areas(self._pinned, self.execution_id, mode)
         self.host: PluginHost = host if host is not None else PluginHost.from_environment()
@@ -167,28 +179,39 @@ class TaskWorkspace:
 
         return WorkspaceSource(self, **options)
 
-    # -- state under .taskctx/ -------------------------------------------------------
+    # -- derived state, outside the folder ----------------------------------------------
+
+    @property
+    def derived_dir(self) -> Path:
+        """``<state_dir>/folders/<name>-<digest>``: this folder's derived state (the path
+        as named; made on first use)."""
+        return self.derived.path
+
+    @staticmethod
+    def _derived(area: StateDir) -> Path | None:
+        """The derived-state folder ``area``, made; None when it cannot be (an unwritable
+        state folder: the caches then live in memory). A link there is refused."""
+        try:
+            return area.ensure()
+        except OSError:
+            return None
 
     def _digest_cache(self) -> DigestCache:
         with self._lock:
             if self._digests is None:
-                area = self._pinned.area("workspace", label="the workspace state")
-                try:
-                    db_path: Path | None = area.ensure() / "digests.db"
-                except OSError:
-                    db_path = None  # a read-only folder: keep digests in memory
-                self._digests = DigestCache(db_path, folder=lambda: _opened(area))
+                area = self.derived.child("workspace")
+                folder = self._derived(area)
+                db_path = None if folder is None else folder / "digests.db"
+                # the cache reaches its files through the folder's descriptor, opened
+                # without following links each time, so a folder swapped later is refused
+                self._digests = DigestCache(db_path, folder=area.open)
             return self._digests
 
     def _parses(self) -> ParseCache:
         with self._lock:
             if self._parse_cache is None:
-                area = self._pinned.area("parsed", label="the workspace state")
-                try:
-                    directory: Path | None = area.ensure()
-                except OSError:
-                    directory = None
-                self._parse_cache = ParseCache(directory, folder=lambda: _opened(area))
+                area = self.derived.child("parsed")
+                self._parse_cache = ParseCache(self._derived(area), folder=area.open)
             return self._parse_cache
 
     @property
@@ -449,12 +472,6 @@ class TaskWorkspace:
         rel = normalize_relative(target)
         staged_rel = normalize_relative(staged.path)
         return self._areas.promote(staged, staged_rel, rel, expected_sha256)
-
-
-def _opened(area: Base) -> int:
-    fd = area.open(create=True)
-    assert fd is not None
-    return fd
 
 
 def _not_hidden(path: str) -> bool:
