@@ -138,6 +138,7 @@ class PageAssembler:
         self.page.hold_block(
             build_block(candidate, read, alias, content=content, lossy=lossy, part_of=part_of)
         )
+        self.page.note_read(candidate, read)
 
     def _media_gate(self, candidate: Candidate) -> MediaClass | None:
         """The media class that may enter, or None after recording why it cannot."""

@@ -188,6 +188,9 @@ class DiagnosticCode(StrChoice):
     """A required ref names no item."""
     READ_FAILED = "read_failed"
     """Reading an item failed."""
+    READ_NOTES = "read_notes"
+    """What the source or its parser noticed reading a delivered item (``ExactRead.notes``:
+    a repaired PDF, a missing font); the item was delivered."""
 
 
 class CoverageReason(StrChoice):

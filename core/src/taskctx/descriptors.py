@@ -130,6 +130,10 @@ class ExactRead(FrozenModel):
     complete: bool = True
     content_version: str | None = None
     sections: tuple[SectionInfo, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the source or its parser noticed while reading (a repaired cross-reference
+    table, a font it could not decode): a delivered block's notes become one ``read_notes``
+    diagnostic of the package."""
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes, **fields: Any) -> ExactRead:

@@ -92,6 +92,7 @@ def slice_part(whole: ExactRead, scope: str, start: int, end: int, limit: int | 
         media_type=whole.media_type,
         representation=whole.representation,
         content_version=whole.content_version,
+        notes=whole.notes,
     )
 
 

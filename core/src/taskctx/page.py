@@ -7,6 +7,7 @@ from collections.abc import Sequence, Set
 import attrs
 
 from taskctx.candidates import Candidate
+from taskctx.codes import DiagnosticCode
 from taskctx.digests import sha256_hex
 from taskctx.media import MediaClass, classify
 from taskctx.model import (
@@ -19,6 +20,7 @@ from taskctx.model import (
     ExactRead,
     Omission,
     Representation,
+    Severity,
 )
 from taskctx.sections import parse_char_scope
 
@@ -26,6 +28,9 @@ __all__ = ["LossyParts", "Page", "PartOf", "build_block", "full_chars", "wanted_
 
 LossyParts = tuple[tuple[ContextRef, ...], ContextRef, "int | None"]
 """A lossy digest's section refs, full ref and original length."""
+
+MAX_NOTES_SHOWN = 3
+"""How many of an item's read notes its ``read_notes`` diagnostic quotes."""
 
 PartOf = tuple[ContextRef, int]
 """The candidate a part was cut from: its ref and its length in characters."""
@@ -48,6 +53,8 @@ class Page:
     delivered_sections: set[tuple[str, str]] = attrs.field(factory=set)
     required_refs: set[str] = attrs.field(factory=set)
     """Refs handled as required on this page (delivered or omitted): never offered again."""
+    noted: set[tuple[str, str]] = attrs.field(factory=set)
+    """(binding, path) of the items whose read notes this page reported already."""
     part_spans: dict[tuple[str, str], list[tuple[int, int]]] = attrs.field(factory=dict)
     """(binding, path) -> the ``chars:S-E`` spans of its parts on this page."""
     budget_excess: BudgetExcess | None = None
@@ -70,6 +77,25 @@ class Page:
             if block.completeness is Completeness.PART:
                 span = parse_char_scope(block.ref.scope)
                 self.part_spans.setdefault((block.binding_id, block.ref.path), []).append(span)
+
+    def note_read(self, candidate: Candidate, read: ExactRead) -> None:
+        """Report what reading a delivered item noted (``read.notes``), once per item."""
+        item = (candidate.binding_id, candidate.ref.path)
+        if not read.notes or item in self.noted:
+            return
+        self.noted.add(item)
+        shown = "; ".join(read.notes[:MAX_NOTES_SHOWN])
+        more = len(read.notes) - MAX_NOTES_SHOWN
+        self.diagnostics.append(
+            Diagnostic(
+                code=DiagnosticCode.READ_NOTES,
+                message=f"reading {candidate.ref.path} noted: {shown}"
+                + (f" (and {more} more)" if more > 0 else ""),
+                severity=Severity.INFO,
+                binding_id=candidate.binding_id,
+                ref=candidate.ref.with_scope(None),
+            )
+        )
 
     def hold_attachment(self, attachment: Attachment) -> None:
         """Put a validated attachment on the page."""

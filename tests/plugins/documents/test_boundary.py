@@ -6,13 +6,16 @@ import io
 import logging
 import re
 import warnings
+from pathlib import Path
 
 import openpyxl
 import pypdf
 import pytest
 from taskctx_documents import PdfHandler, XlsxHandler
 
+from taskctx import PluginHost, TaskContext
 from taskctx.errors import MediaError
+from taskctx.model import Severity
 from tests.plugins.documents.builders import make_pdf, make_xlsx
 
 
@@ -130,3 +133,22 @@ def test_library_log_messages_outside_a_parse_reach_the_root_logger() -> None:
     (first, *_) = [r for r in at_root.records if r.name.startswith("pypdf")]
     assert first.levelno == logging.WARNING
     assert "incorrect startxref" in first.getMessage()
+
+
+def test_what_a_parse_noted_becomes_one_diagnostic_of_the_package(tmp_path: Path) -> None:
+    """A repaired PDF is delivered, and the package says what was repaired, once, as an
+    info ``read_notes`` diagnostic naming the file."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "repaired.pdf").write_bytes(_misplaced_startxref())
+    host = PluginHost(allow=["taskctx-workspace", "taskctx-documents", "taskctx-fts"])
+    ctx = TaskContext("t", host=host, state_dir=tmp_path / "state")
+    ctx.attach(host.source("task_workspace", root=str(root)), binding_id="docs")
+    package = ctx.reader("a").read("hello world")
+    assert [b.ref.path for b in package.blocks] == ["repaired.pdf"]
+    (note,) = [d for d in package.diagnostics if d.code == "read_notes"]
+    assert note.severity is Severity.INFO
+    assert note.message.startswith("reading repaired.pdf noted: pypdf: incorrect startxref")
+    assert note.ref is not None
+    assert note.ref.scope is None
+    assert "read_notes" in package.render()

@@ -399,6 +399,7 @@ class WorkspaceSource:
                 representation=Representation.PARSED_TEXT,
                 content_version=version,
                 sections=parsed.sections,
+                notes=_notes(parsed),
             )
         # an image is validated by the kernel (taskctx.images) when it becomes an attachment
         return ExactRead(
@@ -424,6 +425,7 @@ class WorkspaceSource:
                     media_type=decision.media_type,
                     representation=Representation.PARSED_TEXT,
                     content_version=version,
+                    notes=_notes(parsed),
                 )
             text = parsed.text
         elif decision.media_class is MediaClass.TEXT:
@@ -455,6 +457,14 @@ class WorkspaceSource:
             return self.workspace.read_bytes(path)
         except FileNotFoundError:
             raise NotFoundError(f"{path} is not in the workspace {self.workspace.root}") from None
+
+
+def _notes(parsed: ParsedDocument) -> tuple[str, ...]:
+    """What the handler noticed parsing (its ``warnings`` metadata), as read notes."""
+    warnings = parsed.metadata.get("warnings")
+    if not isinstance(warnings, list | tuple):
+        return ()
+    return tuple(str(w) for w in warnings if str(w).strip())
 
 
 def _section(parsed: ParsedDocument, scope: str) -> SectionInfo | None:
