@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
 
 from taskctx._cliopts import SourceOptionsCommand
+from taskctx._cliprogress import terminal_progress
 from taskctx.clistate import state_command
 from taskctx.errors import PluginLoadWarning, SourceSpecError, TaskCtxError
 from taskctx.plugins import PluginHost, PluginRecord, normalize_name
@@ -343,9 +344,10 @@ def read_command(
         intent = _intent(query, refs, include_hidden, source_kinds, binding_ids, overflow)
         budget = ContextBudget(max_chars=max_chars, max_blocks=max_blocks)
         reader = ctx.reader(consumer="cli", budget=budget)
-        packages = [reader.read(intent)]
-        while all_pages and packages[-1].has_more:
-            packages.append(reader.read_next(packages[-1].cursor))
+        with terminal_progress(sys.stderr, enabled=not as_json):
+            packages = [reader.read(intent)]
+            while all_pages and packages[-1].has_more:
+                packages.append(reader.read_next(packages[-1].cursor))
     except ValidationError as exc:
         problems = "; ".join(str(error["msg"]) for error in exc.errors())
         raise click.ClickException(problems) from exc
@@ -427,7 +429,8 @@ def index_command(
         attached = command.attach(click_ctx, given, ctx)
         if not attached:
             raise click.UsageError("nothing to index: give a PATH or a source option")
-        reports = ctx.sync_index(_progress(sys.stderr))
+        with terminal_progress(sys.stderr, enabled=not as_json):
+            reports = ctx.sync_index()
     except (TaskCtxError, OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     rows = [
@@ -443,16 +446,3 @@ def index_command(
             f"updated {row['updated']}, removed {row['removed']}, unchanged {row['unchanged']} "
             f"in {row['seconds']:.2f} s"
         )
-
-
-def _progress(err: TextIO) -> Callable[[str, int, int], None]:
-    """A sync progress callback writing ``indexing <binding>: done/total`` to a terminal."""
-    interactive = err.isatty()
-
-    def progress(binding_id: str, done: int, total: int) -> None:
-        if interactive and (done == total or done % 50 == 0):
-            end = "\n" if done == total else ""
-            click.echo(f"\rindexing {binding_id}: {done}/{total}", file=err, nl=False)
-            click.echo(end, file=err, nl=False)
-
-    return progress

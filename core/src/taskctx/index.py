@@ -54,6 +54,7 @@ from taskctx.partition import (
     passes_filters,
     version_of,
 )
+from taskctx.progress import report
 from taskctx.protocols import (
     ChangeSet,
     ContextSource,
@@ -233,9 +234,16 @@ class ContextIndex:
         if state.revision == revision and _generation(state.partition) == state.generation_seen:
             state.last_sync = SyncReport(mode="warm", unchanged=len(state.descriptors))
             return state
+        task = f"indexing {state.key.binding_id}"
+
+        def tick(done: int, total: int) -> None:
+            report(task, done, total)  # whoever listens (taskctx.progress), then the caller
+            if progress is not None:
+                progress(done, total)
+
         async with state.lock():
             with collector_paused(self.pause_collector):
-                return await self._sync_locked(state, source, revision, load_text, progress)
+                return await self._sync_locked(state, source, revision, load_text, tick)
 
     async def _sync_locked(
         self,

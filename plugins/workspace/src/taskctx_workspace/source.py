@@ -31,6 +31,7 @@ from taskctx.model import (
     SectionInfo,
     SourceDescriptor,
 )
+from taskctx.progress import report
 from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import markdown_sections, parse_line_scope, passages, slice_lines
 from taskctx.statefiles import StateDir
@@ -155,6 +156,10 @@ class WorkspaceSource:
 
     # -- descriptors ---------------------------------------------------------------
 
+    def _known(self, path: str, stamp: Stamp) -> bool:
+        known = self._files.get(path)
+        return known is not None and known.stamp == stamp
+
     def _view(self, path: str, stamp: Stamp) -> _FileView:
         known = self._files.get(path)
         if known is not None and known.stamp == stamp:
@@ -228,8 +233,16 @@ class WorkspaceSource:
         if self._listing is not None and self._listing[0] == scan.revision:
             return self._listing[1]
         listing: list[SourceDescriptor] = []
-        for path in sorted(scan.stamps):
-            listing.extend(self._view(path, scan.stamps[path]).descriptors)
+        paths = sorted(scan.stamps)
+        fresh = sum(not self._known(path, scan.stamps[path]) for path in paths)
+        task, done = f"reading {self.workspace.root.name or self.workspace.root}", 0
+        for path in paths:
+            stamp = scan.stamps[path]
+            known = self._known(path, stamp)
+            listing.extend(self._view(path, stamp).descriptors)
+            if not known:  # read, hashed and perhaps parsed: the slow part, reported
+                done += 1
+                report(task, done, fresh)
         for gone in set(self._files) - set(scan.stamps):
             del self._files[gone]
         self._listing = (scan.revision, listing)
