@@ -180,6 +180,37 @@ def _copy_core(target: Path) -> Path:
     return Path(shutil.copytree(ROOT / "core", target, ignore=ignore))
 
 
+def _ci_step(project: Path, name: str) -> str:
+    """The shell script of the generated CI workflow's step ``name``."""
+    lines = (project / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"      - name: {name}") + 1
+    run = lines[start].strip()
+    if run != "run: |":
+        return run.removeprefix("run: ")
+    body = []
+    for line in lines[start + 1 :]:
+        if not line.startswith(" " * 10):
+            break
+        body.append(line[10:])
+    return "\n".join(body)
+
+
+def test_generated_ci_says_where_taskctx_must_come_from(render: Render, tmp_path: Path) -> None:
+    """Without TASKCTX_SOURCE the CI's install step fails, saying what to set."""
+    project = render(plugin_name="json folder")
+    env = {key: value for key, value in os.environ.items() if key != "TASKCTX_SOURCE"}
+    result = subprocess.run(
+        ["bash", "-ec", _ci_step(project, "Install taskctx")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "TASKCTX_SOURCE is not set" in result.stdout
+
+
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> str:
     """Run ``command``; fail the test with its output if it fails."""
     result = subprocess.run(
@@ -212,8 +243,12 @@ def test_generated_project_passes_its_tests_in_a_fresh_venv(render: Render, tmp_
     env["TASKCTX_STATE_DIR"] = str(tmp_path / "state")
 
     core = _copy_core(tmp_path / "core")
-    install = [python, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    _run([*map(str, install), str(core), f"{project}[test]"], tmp_path, env, timeout=300)
+    # the generated CI's own steps: taskctx from TASKCTX_SOURCE (a path here), then ".[test]"
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    for step in ("Install taskctx", "Install"):
+        script = _ci_step(project, step)
+        _run(["bash", "-ec", script], project, {**env, "TASKCTX_SOURCE": str(core)}, timeout=300)
 
     output = _run([str(python), "-m", "pytest", "-p", "no:cacheprovider"], project, env, 180)
     summary = output.strip().splitlines()[-1]
