@@ -44,7 +44,8 @@ def test_read_json_is_a_valid_package(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("with_memory_kind")
 def test_read_source_by_kind_name_and_all_pages() -> None:
-    """--source KIND:k=v attaches a source by kind; --all-pages follows the cursor."""
+    """--source KIND:k=v attaches a source by kind; --all-pages follows the cursor and,
+    with --json, prints one JSON array of the pages."""
     args = [
         "read",
         "--source",
@@ -56,12 +57,7 @@ def test_read_source_by_kind_name_and_all_pages() -> None:
     ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    decoder = json.JSONDecoder()
-    text, pages = result.output.strip(), []
-    while text:
-        page, end = decoder.raw_decode(text)
-        pages.append(page)
-        text = text[end:].strip()
+    pages = json.loads(result.output)
     assert [p["blocks"][0]["content"] for p in pages] == ["alpha", "beta", "gamma"]
 
 
@@ -70,7 +66,7 @@ def test_read_source_by_kind_name_and_all_pages() -> None:
     [
         (["read", "--source", "nope"], "nope"),
         (["read", "--put", "novalue"], "ROLE=VALUE"),
-        (["read", "--put-required", "i=" + "x" * 50, "--max-chars", "10"], "max_chars=10"),
+        (["read", "--put-required", "i=" + "x" * 50, "--max-chars", "10"], "--max-chars 10"),
         (["read", "--ref", "not-a-ref"], "not a canonical context ref"),
     ],
 )

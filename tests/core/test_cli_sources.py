@@ -151,7 +151,8 @@ def test_invocation_attaches_each_value_with_its_options(site: Site) -> None:
 
 
 def test_workspace_paths_and_records_keep_their_bindings(tmp_path: Path) -> None:
-    """PATH... binds `files` (or `files-<n>`) and --records binds `records`, as before."""
+    """PATH... binds `files` (several: `files-<folder name>`) and --records binds
+    `records`."""
     for name in ("one", "two"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "a.txt").write_text(f"{name} text\n", encoding="utf-8")
@@ -160,7 +161,12 @@ def test_workspace_paths_and_records_keep_their_bindings(tmp_path: Path) -> None
     assert list(single["source_coverage"]) == ["files"]
     args = ["read", str(tmp_path / "one"), str(tmp_path / "two"), "--json"]
     double = json.loads(invoke(args, obj=host).output)
-    assert list(double["source_coverage"]) == ["files-1", "files-2"]
+    assert list(double["source_coverage"]) == ["files-one", "files-two"]
+    same = ["read", str(tmp_path / "one"), str(tmp_path / "one"), "--json"]
+    assert list(json.loads(invoke(same, obj=host).output)["source_coverage"]) == [
+        "files-one",
+        "files-one-2",
+    ]
     missing = invoke(["read", str(tmp_path / "nope")], obj=host)
     assert missing.exit_code == 2
     assert "does not exist" in missing.output

@@ -377,7 +377,7 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     import click
     from click.testing import CliRunner
 
-    from taskctx import cli
+    from taskctx import _clihost, cli
 
     @click.command("hello")
     @click.argument("who")
@@ -395,7 +395,7 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         host.register(CommandsPlugin(), name="commands")
         return host
 
-    monkeypatch.setattr(cli, "load_host", host_with_commands)
+    monkeypatch.setattr(_clihost, "load_host", host_with_commands)
     runner = CliRunner()
     assert runner.invoke(cli.main, ["hello", "world"]).output == "hello world\n"
     assert "hello" in runner.invoke(cli.main, ["--help"]).output
@@ -411,7 +411,7 @@ def test_a_plugin_shadowing_a_kernel_command_fails(
     import click
     from click.testing import CliRunner
 
-    from taskctx import cli
+    from taskctx import _clihost, cli
 
     @click.command(kernel_command)
     def shadow() -> None:
@@ -440,7 +440,7 @@ def test_a_plugin_shadowing_a_kernel_command_fails(
     assert record.status == "failed"
     assert record.error is not None
     assert f"taskctx {kernel_command}" in record.error
-    monkeypatch.setattr(cli, "load_host", host_with_shadow)
+    monkeypatch.setattr(_clihost, "load_host", host_with_shadow)
     result = CliRunner().invoke(cli.main, [kernel_command, "--help"])
     assert result.exit_code == 0
     assert "shadowed" not in result.output
@@ -462,7 +462,7 @@ def test_hook_register_cli_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     value under its factory option and its binding id."""
     from click.testing import CliRunner
 
-    from taskctx import CliSource, CliValue, cli
+    from taskctx import CliSource, CliValue, _clihost, cli
 
     class NotesCliPlugin:
         @hookimpl
@@ -487,7 +487,7 @@ def test_hook_register_cli_sources(monkeypatch: pytest.MonkeyPatch) -> None:
         return make_host(NotesCliPlugin(), "notes-cli")
 
     assert host_with_notes().plugins()[-1].registered["cli_sources"] == ("--todo",)
-    monkeypatch.setattr(cli, "load_host", host_with_notes)
+    monkeypatch.setattr(_clihost, "load_host", host_with_notes)
     runner = CliRunner()
     assert "--todo TEXT" in runner.invoke(cli.main, ["read", "--help"]).output
     result = runner.invoke(cli.main, ["read", "--todo", "Ship the docs.", "--json"])

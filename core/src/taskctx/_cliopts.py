@@ -148,7 +148,9 @@ def attach_given(
         given: tuple[str, ...] = (
             () if raw is None else (raw,) if isinstance(raw, str) else tuple(raw)
         )
-        for value, binding_id in zip(given, source.binding_ids(len(given), index), strict=True):
+        if index and source.index_binding_id is None:
+            raise ValueError(f"{source.name} is not indexed by taskctx index")
+        for value, binding_id in zip(given, source.bindings_for(given), strict=True):
             factory = {**source.fixed_options, **tuned.get(name, {}), source.value_option: value}
             attach(make(source.kind, **factory), binding_id)
             attached.append((value, binding_id))

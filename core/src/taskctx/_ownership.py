@@ -81,7 +81,7 @@ FIRST_PARTY_NAMES: Mapping[str, Mapping[str, str]] = MappingProxyType(
 )
 """Registry -> name -> the first-party distribution that alone may register it."""
 KERNEL_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
-    {"commands": frozenset({"plugins", "read", "index", "state"})}
+    {"commands": frozenset({"plugins", "read", "index", "state", "inspect"})}
 )
 """Names the kernel itself holds (its own ``taskctx`` commands): no plugin may register
 one, whatever its tier (tests/core/test_hooks.py checks the set against ``taskctx.cli``)."""

@@ -22,15 +22,17 @@ class AliasTable:
 
     _refs: dict[str, ContextRef] = attrs.field(factory=dict, alias="refs")
     _by_ref: dict[str, str] = attrs.field(init=False, factory=dict)
+    _next: int = attrs.field(init=False, default=1)
 
     def __attrs_post_init__(self) -> None:
-        expected = {f"ref_{n}" for n in range(1, len(self._refs) + 1)}
-        unexpected = sorted(set(self._refs) - expected, key=_sort_key)
-        if unexpected:  # the table numbers on from len(): a gap would issue a twin
+        unexpected = sorted((a for a in self._refs if _sort_key(a)[1]), key=_sort_key)
+        if unexpected:
             raise TaskCtxError(
-                f"aliases must be ref_1 .. ref_{len(self._refs)} as a reader issues them; "
+                f"aliases must be ref_<n> as a reader issues them; "
                 f"not {', '.join(map(repr, unexpected[:5]))}"
             )
+        # numbering goes on past the highest alias known, so a gap never issues a twin
+        self._next = max((_sort_key(a)[0] for a in self._refs), default=0) + 1
         for alias, ref in self._refs.items():
             if not isinstance(ref, ContextRef):
                 raise TaskCtxError(
@@ -42,7 +44,9 @@ class AliasTable:
 
     @classmethod
     def restore(cls, issued: Mapping[str, ContextRef]) -> AliasTable:
-        """A table that goes on from aliases issued before (exported reader state)."""
+        """A table that goes on from aliases issued before (exported reader state, or the
+        aliases one package shows): those keep their refs, new refs number on after the
+        highest of them."""
         return cls(refs=dict(issued))
 
     @property
@@ -55,7 +59,8 @@ class AliasTable:
         key = str(ref)
         found = self._by_ref.get(key)
         if found is None:
-            found = f"ref_{len(self._refs) + 1}"
+            found = f"ref_{self._next}"
+            self._next += 1
             self._refs[found] = ref
             self._by_ref[key] = found
         return found

@@ -427,7 +427,7 @@ class PageAssembler:
             return OfferOutcome.SKIPPED
         whole, start, end = located
         assert whole.text is not None
-        taken = self.page.part_spans.get((candidate.binding_id, candidate.ref.path), ())
+        taken = self.page.taken_spans(candidate, self.disclosed)
         part = choose_part(whole.text, start, end, room, self.terms, taken=taken)
         if part is None and taken:
             self.omit(

@@ -8,8 +8,9 @@ kernel's CLI names no source kind itself.
 from __future__ import annotations
 
 import enum
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -25,6 +26,7 @@ owns them."""
 _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*")
 _KIND = re.compile(r"[A-Za-z0-9_.-]+")
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_.:\[\]-]*")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _flag(value: str) -> str:
@@ -95,9 +97,9 @@ class CliSource(FrozenModel):
     positional ``PATH...``.
 
     Each value given becomes ``host.source(kind, **{value_option: value, **fixed_options})``,
-    attached under ``binding_id`` (the n-th of several as ``<binding_id>-<n>``). With
-    ``index_binding_id``, ``taskctx index`` takes it too and binds the n-th value as
-    ``<index_binding_id>-<n>``.
+    attached under ``binding_id`` (several under :meth:`bindings_for`'s names). With
+    ``index_binding_id`` set, ``taskctx index`` takes it too and binds each value as
+    ``taskctx read`` does, so the index it builds is the one a later read uses.
     """
 
     kind: str
@@ -119,7 +121,8 @@ class CliSource(FrozenModel):
     fixed_options: Mapping[str, str] = Field(default_factory=dict)
     """Further factory options, the same for every value (``{"mode": "read_only"}``)."""
     index_binding_id: str | None = None
-    """Binding id stem for ``taskctx index``; None: ``taskctx index`` does not take it."""
+    """Set: ``taskctx index`` takes this source too (binding its values as ``taskctx read``
+    does; the stem itself named them before 0.2); None: it does not."""
     options: tuple[CliOption, ...] = ()
     """Further flags that set a factory option for every value of this source."""
 
@@ -164,6 +167,29 @@ class CliSource(FrozenModel):
                 raise ValueError(f"options reuses this source's flag {option.flag}")
             named.append(option.option)
         return self
+
+    def bindings_for(self, values: Sequence[str]) -> tuple[str, ...]:
+        """The binding ids of ``values`` given on one command line (``taskctx read`` and
+        ``taskctx index`` alike, so an index built by one serves the other).
+
+        One value binds ``binding_id``; several folders bind ``<binding_id>-<folder name>``
+        (``files-docs``, ``files-src``; a name given twice numbered on: ``files-docs-2``),
+        several other values ``<binding_id>-<n>``.
+        """
+        if len(values) == 1:
+            return (self.binding_id,)
+        if self.value is not CliValue.DIRECTORY and self.value is not CliValue.EXISTING_DIRECTORY:
+            return tuple(f"{self.binding_id}-{n}" for n in range(1, len(values) + 1))
+        ids: list[str] = []
+        for n, value in enumerate(values, start=1):
+            name = _UNSAFE_NAME.sub("-", os.path.basename(os.path.normpath(value))).strip("-.")
+            stem = f"{self.binding_id}-{name or n}"[:120]
+            chosen, again = stem, 1
+            while chosen in ids:
+                again += 1
+                chosen = f"{stem}-{again}"
+            ids.append(chosen)
+        return tuple(ids)
 
     def binding_ids(self, count: int, index: bool = False) -> tuple[str, ...]:
         """The binding ids of ``count`` values, for ``taskctx index`` when ``index``."""

@@ -414,9 +414,10 @@ class ContextPackage(FrozenModel):
                 f"alias {alias!r} was not issued in package {self.package_id}"
             ) from None
 
-    def render(self) -> str:
-        """The model's view: blocks, attachments and omissions with aliases, and coverage."""
-        return render_package(self)
+    def render(self, *, next_step: str | None = None) -> str:
+        """The model's view: blocks, attachments and omissions with aliases, and coverage;
+        ``next_step`` (how to get the next page) follows its ``<more>`` text."""
+        return render_package(self, next_step=next_step)
 
 
 class ReaderState(FrozenModel):

@@ -78,6 +78,19 @@ class Page:
                 span = parse_char_scope(block.ref.scope)
                 self.part_spans.setdefault((block.binding_id, block.ref.path), []).append(span)
 
+    def taken_spans(self, candidate: Candidate, disclosed: Set[str]) -> list[tuple[int, int]]:
+        """The ``chars:S-E`` spans of the candidate's item that its parts on this page or
+        on earlier pages (``disclosed`` refs) hold: a new part must not repeat them."""
+        item = candidate.ref.with_scope(None)
+        spans = list(self.part_spans.get((candidate.binding_id, candidate.ref.path), ()))
+        prefix = str(item)
+        for key in disclosed:
+            if key.startswith(prefix) and "#chars:" in key:
+                ref = ContextRef.parse(key)
+                if ref.scope is not None and ref.with_scope(None) == item:
+                    spans.append(parse_char_scope(ref.scope))
+        return spans
+
     def note_read(self, candidate: Candidate, read: ExactRead) -> None:
         """Report what reading a delivered item noted (``read.notes``), once per item."""
         item = (candidate.binding_id, candidate.ref.path)

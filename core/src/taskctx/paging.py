@@ -35,12 +35,15 @@ def next_position(stopped_at: int | None, ranked: int, ranking_goes_on: bool) ->
 
 @attrs.define(slots=True, frozen=True)
 class Continuation:
-    """What a cursor carries: the snapshot, the intent, and where the page starts."""
+    """What a cursor carries: the snapshot, the intent, where the page starts, and the
+    refs of the parts (``chars:S-E``) the result's earlier pages delivered, so a reader
+    in another process continuing it cuts no part that repeats them."""
 
     snapshot: Snapshot
     intent: ContextReadIntent
     position: int
     page: int
+    parts: tuple[str, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True)
@@ -67,6 +70,7 @@ class ResultCursors:
                 "intent": at.intent.model_dump(mode="json"),
                 "position": at.position,
                 "page": at.page,
+                "parts": list(at.parts),
             },
             self.ttl,
         )
@@ -78,8 +82,9 @@ class ResultCursors:
             snapshot = Snapshot.model_validate(body["snapshot"])
             intent = ContextReadIntent.model_validate(body["intent"])
             position, page = int(body["position"]), int(body["page"])
+            parts = tuple(str(ref) for ref in body.get("parts", ()))
         except (KeyError, TypeError, ValueError) as exc:
             raise CursorError(f"malformed cursor payload: {exc}") from None
         if body.get("task") != self.task_id or body.get("consumer") != self.consumer:
             raise CursorError("cursor was issued for another task or consumer")
-        return Continuation(snapshot, intent, position, page)
+        return Continuation(snapshot, intent, position, page, parts)

@@ -43,6 +43,7 @@ from taskctx.gathering import (
 )
 from taskctx.model import (
     DIRECT_BINDING,
+    Completeness,
     ContextBudget,
     ContextConsumer,
     ContextPackage,
@@ -84,6 +85,8 @@ class ContextReader:
     _disclosed: set[str] = attrs.field(factory=set)
     _packages_issued: int = 0
     _pin_errors: dict[str, str] = attrs.field(factory=dict)
+    _result_parts: tuple[str, ...] = ()
+    """Refs of the parts the current result's pages delivered (its cursors carry them)."""
 
     @classmethod
     def create(
@@ -135,6 +138,20 @@ class ContextReader:
             selector=self.selector_name,
             packages_issued=self._packages_issued,
         ).model_dump(mode="json")
+
+    def continue_from(self, package: ContextPackage) -> None:
+        """Go on from ``package``, which a reader of this task showed before (in another
+        process, say): its aliases keep their refs here, new refs number on after them,
+        and its blocks count as disclosed. Only before this reader's first read."""
+        if self._snapshot is not None:
+            raise TaskCtxError("continue_from comes before the reader's first read")
+        if package.task_id != self.context.task_id:
+            raise TaskCtxError(
+                f"package {package.package_id} belongs to task {package.task_id!r}, "
+                f"not {self.context.task_id!r}"
+            )
+        self._aliases = AliasTable.restore({**package.aliases, **self._aliases.issued})
+        self._disclosed.update(str(block.ref) for block in package.blocks)
 
     # -- snapshot ------------------------------------------------------------------
 
@@ -199,6 +216,7 @@ class ContextReader:
             await self.async_pin()
         else:
             await self._check_fresh(self._snapshot, continuing=False)
+        self._result_parts = ()
         return self.context._keep_package(await self._read_page(intent, 0, 1, allow_repin=True))
 
     def read(self, intent: ContextReadIntent | str) -> ContextPackage:
@@ -216,6 +234,8 @@ class ContextReader:
         elif at.snapshot != self._snapshot:
             raise CursorError("cursor belongs to another snapshot than this reader's pinned one")
         await self._check_fresh(at.snapshot, continuing=True)
+        self._result_parts = at.parts
+        self._disclosed.update(at.parts)
         package = await self._read_page(at.intent, at.position, at.page, allow_repin=False)
         return self.context._keep_package(package)
 
@@ -369,13 +389,16 @@ class ContextReader:
     ) -> ContextPackage:
         """The package of an assembled page; what it delivered whole is now disclosed."""
         assert self._snapshot is not None
+        parts = [str(b.ref) for b in page.blocks if b.completeness is Completeness.PART]
         for block in page.blocks:
-            if block.completeness.value == "complete":
+            if block.completeness is Completeness.COMPLETE:
                 self._disclosed.add(str(block.ref))
+        self._disclosed.update(parts)  # a part's own characters were delivered whole
+        self._result_parts = (*self._result_parts, *parts)
         cursor = None
         if next_at is not None:
             cursor = self._cursors().issue(
-                Continuation(self._snapshot, intent, next_at, page_no + 1)
+                Continuation(self._snapshot, intent, next_at, page_no + 1, self._result_parts)
             )
         self._packages_issued += 1
         return ContextPackage(

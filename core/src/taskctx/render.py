@@ -146,8 +146,11 @@ def _listed_diagnostics(
     return shown, summary
 
 
-def render_package(package: ContextPackage) -> str:
-    """Render ``package`` as the XML document a model reads (see docs/concepts.md)."""
+def render_package(package: ContextPackage, *, next_step: str | None = None) -> str:
+    """Render ``package`` as the XML document a model reads (see docs/concepts.md).
+
+    ``next_step`` says how to get the next page where the reader knows (the command
+    line: the command to run); it follows the ``<more>`` text."""
     alias_of = {str(ref): alias for alias, ref in package.aliases.items()}
     out = [f"<context {attrs(task=package.task_id, page=package.page)}>"]
     for block in package.blocks:
@@ -195,6 +198,7 @@ def render_package(package: ContextPackage) -> str:
     out.extend(diagnostic_summary)
     out.append(f'<quality evaluated="false">{QUALITY_TEXT}</quality>')
     if package.has_more:
-        out.append(f"<more>{MORE_TEXT}</more>")
+        step = f": {escape_text(next_step)}" if next_step else ""
+        out.append(f"<more>{MORE_TEXT}{step}</more>")
     out.append("</context>")
     return "\n".join(out)

@@ -26,18 +26,18 @@ def test_put_get_query_round_trip(tmp_path: Path) -> None:
     root = str(tmp_path)
     ref = invoke(
         "put",
-        "--root",
+        "--records",
         root,
         "--collection",
         "notes",
         "--scope",
         '{"task_id": "t1"}',
-        "--json",
+        "--content-json",
         '{"status": "failed"}',
     )
-    record = invoke("get", "--root", root, str(ref["id"]))
+    record = invoke("get", "--records", root, "--json", str(ref["id"]))
     assert record["content"] == {"status": "failed"}
-    page = invoke("query", "--root", root, "--scope", '{"task_id": "t1"}')
+    page = invoke("query", "--records", root, "--scope", '{"task_id": "t1"}', "--json")
     assert [r["id"] for r in page["records"]] == [ref["id"]]
 
 
@@ -60,3 +60,19 @@ def test_bad_json_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert result.exit_code != 0
     assert "--scope" in result.output
+
+
+def test_the_older_spellings_still_work_and_say_so(tmp_path: Path) -> None:
+    """--root names the store as --records does; put --json stores JSON as before, with a
+    warning that --content-json is its name now (--json means output everywhere)."""
+    result = CliRunner().invoke(
+        main,
+        ["records", "put", "--root", str(tmp_path), "--collection", "c", "--json", '{"a": 1}'],
+        env=ENV,
+    )
+    assert result.exit_code == 0, result.output
+    assert "put --json is deprecated: CONTENT as JSON is --content-json" in result.stderr
+    ref = json.loads(result.stdout)
+    assert invoke("get", "--root", str(tmp_path), str(ref["id"]))["content"] == {"a": 1}
+    text = invoke("put", "--records", str(tmp_path), "--collection", "c", '{"a": 1}')
+    assert invoke("get", "--records", str(tmp_path), str(text["id"]))["content"] == '{"a": 1}'

@@ -64,11 +64,9 @@ def test_a_terminal_sees_the_files_read_and_the_items_indexed(tmp_path: Path, co
     args = [command, str(root)] + (["-q", "upload"] if command == "read" else [])
     out, err = _run(args, tmp_path, terminal=True)
     bars = _bars(err)
-    binding = "folder-1" if command == "index" else "files"
     assert ("reading manuals", "30/30") in bars
     assert any(
-        label == f"indexing {binding}" and at.split("/")[0] == at.split("/")[1]
-        for label, at in bars
+        label == "indexing files" and at.split("/")[0] == at.split("/")[1] for label, at in bars
     ), bars
     assert "indexing" not in out
     assert "reading manuals" not in out

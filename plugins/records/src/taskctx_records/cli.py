@@ -16,11 +16,20 @@ from taskctx.jsonsafe import check_json_text_depth, loads_json
 __all__ = ["records_group"]
 
 _ROOT = click.option(
+    "--records",
     "--root",
+    "root",
     default=".",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="Folder whose .taskctx/records/records.db holds the store.",
+    help="Folder whose .taskctx/records/records.db holds the store (taskctx read --records "
+    "names it the same way; --root is the older spelling).",
+)
+_OUTPUT = click.option(
+    "--json",
+    is_flag=True,
+    expose_value=False,
+    help="Print JSON (what records commands always print; one spelling for every command).",
 )
 
 
@@ -67,7 +76,13 @@ def records_group() -> None:
 @click.option("--scope", default=None, help='Scope as a JSON object, e.g. \'{"task_id": "t1"}\'.')
 @click.option("--meta", default=None, help="Metadata as a JSON object.")
 @click.option("--id", "record_id", default=None, help="Write a new version of this record.")
-@click.option("--json", "as_json", is_flag=True, help="CONTENT is JSON, stored as JSON.")
+@click.option("--content-json", is_flag=True, help="CONTENT is JSON, stored as JSON.")
+@click.option(
+    "--json",
+    "old_json",
+    is_flag=True,
+    help="Deprecated spelling of --content-json (--json means output everywhere else).",
+)
 @click.argument("content")
 def put_command(
     root: str,
@@ -76,12 +91,19 @@ def put_command(
     scope: str | None,
     meta: str | None,
     record_id: str | None,
-    as_json: bool,
+    content_json: bool,
+    old_json: bool,
     content: str,
 ) -> None:
-    """Store CONTENT ('-' reads stdin) and print the new record's ref."""
+    """Store CONTENT ('-' reads stdin) and print the new record's ref as JSON."""
+    if old_json:
+        click.echo(
+            "warning: taskctx records put --json is deprecated: CONTENT as JSON is "
+            "--content-json (--json means JSON output in every other command)",
+            err=True,
+        )
     text = sys.stdin.read() if content == "-" else content
-    value: Any = _json_arg(text, "CONTENT") if as_json else text
+    value: Any = _json_arg(text, "CONTENT") if content_json or old_json else text
     parsed_scope, parsed_meta = _json_arg(scope, "--scope"), _json_arg(meta, "--meta")
     _answer(
         lambda: _store(root).put(
@@ -97,6 +119,7 @@ def put_command(
 
 @records_group.command("get")
 @_ROOT
+@_OUTPUT
 @click.option("--at-revision", type=int, default=None, help="Read as of this store revision.")
 @click.argument("record_id")
 def get_command(root: str, at_revision: int | None, record_id: str) -> None:
@@ -106,6 +129,7 @@ def get_command(root: str, at_revision: int | None, record_id: str) -> None:
 
 @records_group.command("query")
 @_ROOT
+@_OUTPUT
 @click.option("--collection", default=None, help="Only this collection.")
 @click.option("--kind", default=None, help="Only this kind.")
 @click.option("--scope", default=None, help="Scope filter as a JSON object.")
@@ -175,6 +199,7 @@ def query_command(
 
 @records_group.command("events")
 @_ROOT
+@_OUTPUT
 @click.option("--stream", default=None, help="Only this stream.")
 @click.option("--task-id", default=None, help="Only events of this task.")
 @click.option("--type", "event_type", default=None, help="Only events of this type.")
