@@ -108,3 +108,33 @@ def test_parts_of_an_item_and_of_its_passages_never_repeat_characters(tmp_path: 
         assert spans, budget
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
         assert package.used_chars <= budget
+
+
+def test_a_page_larger_than_a_chunk_is_indexed_as_its_passages(tmp_path: Path) -> None:
+    """With chunk_chars=500 the 1,300-character page 2 is ranked as passages: the one
+    holding the match is delivered (inside page 2, whole), not the page, and the page
+    is still read whole by its own ref."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    first = "Short first page. "
+    second = "".join(f"Second page sentence {n}.\n" for n in range(30))
+    second += "The upload times out after thirty seconds.\n"
+    second += "".join(f"Closing sentence {n}.\n" for n in range(30))
+    (root / "report.pdf").write_bytes(b"%PDF-fake\n" + f"{first}\f{second}".encode())
+    host = host_with(PagesHandler())
+    host.register(fts_plugin, name="fts")
+    ctx = TaskContext("t", host=host)
+    source = TaskWorkspace(root, host=host).source(chunk_chars=500)
+    ctx.attach(source, binding_id="files")
+    package = ctx.reader("c", budget=ContextBudget(max_chars=2000)).read("upload times out")
+    best = package.blocks[0]
+    assert best.ref.scope is not None
+    assert best.ref.scope.startswith("chars:")
+    assert "Page 2 (part" in (best.title or "")
+    assert "upload times out" in best.content
+    start, end = parse_char_scope(best.ref.scope)
+    assert len(first) <= start < end <= len(first) + len(second)
+    assert end - start <= 500
+    assert not [b for b in package.blocks if b.ref.scope == "page:2"]
+    page = ctx.reader("d").read(ContextReadIntent(explicit_refs=("ctx://files/report.pdf#page:2",)))
+    assert page.blocks[0].content == second  # explicit refs come first

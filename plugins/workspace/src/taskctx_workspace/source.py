@@ -35,6 +35,7 @@ from taskctx.progress import report
 from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import markdown_sections, parse_line_scope, passages, slice_lines
 from taskctx.statefiles import StateDir
+from taskctx_workspace.units import document_units
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
@@ -218,7 +219,7 @@ class WorkspaceSource:
                 chars=len(parsed.text),
                 sections=parsed.sections,
             )
-            for position, section in enumerate(parsed.sections):
+            for position, section in enumerate(document_units(parsed, self.chunk_chars)):
                 yield SourceDescriptor(
                     **{**base, "title": f"{title}: {section.title}"},
                     representation=Representation.PARSED_TEXT,
