@@ -19,6 +19,7 @@ import click
 from taskctx._clihost import context_host, load_host
 from taskctx._cliopts import SourceOptionsCommand
 from taskctx._cliprogress import terminal_progress
+from taskctx._cliwords import in_flags
 from taskctx.cliinspect import inspect_command
 from taskctx.cliread import read_command
 from taskctx.clistate import state_command
@@ -190,7 +191,7 @@ def index_command(
         with terminal_progress(sys.stderr, enabled=not as_json):
             reports = ctx.sync_index()
     except (TaskCtxError, OSError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(in_flags(str(exc))) from exc
     rows = [
         {"path": value, "provider": ctx.index_provider.name, **reports[binding].model_dump()}
         for value, binding in attached

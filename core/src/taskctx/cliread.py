@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from taskctx._clihost import context_host
 from taskctx._cliopts import SourceOptionsCommand
 from taskctx._cliprogress import terminal_progress
+from taskctx._cliwords import in_flags
 from taskctx.cliinspect import load_packages, write_html
 from taskctx.errors import SourceSpecError, TaskCtxError
 from taskctx.sourcespec import parse_source_spec
@@ -227,10 +228,10 @@ def read_command(
         with terminal_progress(sys.stderr, enabled=not as_json):
             packages = _pages(reader, intent, cursor, all_pages)
     except ValidationError as exc:
-        problems = "; ".join(_in_flags(str(error["msg"])) for error in exc.errors())
+        problems = "; ".join(in_flags(str(error["msg"])) for error in exc.errors())
         raise click.ClickException(problems) from exc
     except (TaskCtxError, OSError, ValueError) as exc:
-        raise click.ClickException(_in_flags(str(exc))) from exc
+        raise click.ClickException(in_flags(str(exc))) from exc
     _print(packages, all_pages=all_pages, as_json=as_json, html_file=html_file)
 
 
@@ -278,24 +279,6 @@ def _print(
         return
     for package in packages:
         click.echo(package.render(next_step=_next_step(package)))
-
-
-_FLAG_WORDS = (
-    ("Value error, ", ""),
-    ("required_overflow='lossy_digest' or 'deliver'", "--lossy or --required-overflow deliver"),
-    ("required_overflow='lossy_digest'", "--lossy"),
-    ("max_chars=", "--max-chars "),
-    ("max_blocks=", "--max-blocks "),
-)
-"""How the library's words for a read's settings are spelled on this command line."""
-
-
-def _in_flags(message: str) -> str:
-    """``message`` with the read's settings named by their flags (``--lossy``, not
-    ``required_overflow='lossy_digest'``) and without pydantic's ``Value error,``."""
-    for library, flag in _FLAG_WORDS:
-        message = message.replace(library, flag)
-    return message
 
 
 def _load_package(path: Path) -> ContextPackage:
