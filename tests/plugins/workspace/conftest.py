@@ -37,3 +37,14 @@ def ro(root: Path, host: PluginHost) -> TaskWorkspace:
 def rw(root: Path, host: PluginHost) -> TaskWorkspace:
     """A read-write workspace over ``root``."""
     return TaskWorkspace(root, mode="read_write", host=host)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """A folder with one long file of paragraphs that all hold the word 'paragraph'
+    (every passage and every part of it matches that query)."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    body = "".join(f"paragraph {n} " + "text " * 60 + "\n\n" for n in range(30))
+    (root / "notes.txt").write_text(body, encoding="utf-8")
+    return root

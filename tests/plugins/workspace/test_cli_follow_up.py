@@ -21,16 +21,6 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), env=ENV)
 
 
-@pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    """A folder with one long file of paragraphs that all hold the word 'paragraph'."""
-    root = tmp_path / "notes"
-    root.mkdir()
-    body = "".join(f"paragraph {n} " + "text " * 60 + "\n\n" for n in range(30))
-    (root / "notes.txt").write_text(body, encoding="utf-8")
-    return root
-
-
 def _first_page(notes: Path, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     result = invoke("read", str(notes), "-q", "paragraph", "--max-chars", "700", "--json")
     assert result.exit_code == 0, result.output

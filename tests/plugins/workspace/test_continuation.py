@@ -16,16 +16,6 @@ from taskctx.sections import parse_char_scope
 BUDGET = ContextBudget(max_chars=700)
 
 
-@pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    """One long file of paragraphs that all hold the word 'paragraph'."""
-    root = tmp_path / "notes"
-    root.mkdir()
-    body = "".join(f"paragraph {n} " + "text " * 60 + "\n\n" for n in range(30))
-    (root / "notes.txt").write_text(body, encoding="utf-8")
-    return root
-
-
 def _context(root: Path, state: Path) -> TaskContext:
     host = PluginHost(allow=["taskctx-workspace", "taskctx-fts"])
     ctx = TaskContext("t", host=host, state_dir=state)

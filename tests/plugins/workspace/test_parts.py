@@ -94,14 +94,10 @@ def test_a_part_of_a_document_page_reads_back_from_the_parsed_text(tmp_path: Pat
     assert [b.content for b in again.blocks] == [part.content]
 
 
-def test_parts_of_an_item_and_of_its_passages_never_repeat_characters(tmp_path: Path) -> None:
+def test_parts_of_an_item_and_of_its_passages_never_repeat_characters(notes: Path) -> None:
     """The whole file and each of its passages are all larger than the page: every part
     delivered is a different stretch, none overlapping another (no block twice)."""
-    root = tmp_path / "notes"
-    root.mkdir()
-    body = "".join(f"paragraph {n} " + "text " * 60 + "\n\n" for n in range(30))
-    (root / "notes.txt").write_text(body, encoding="utf-8")
-    ctx = _context(root)
+    ctx = _context(notes)
     for budget in (300, 700, 1500):
         package = ctx.reader("c", budget=ContextBudget(max_chars=budget)).read("paragraph")
         spans = sorted(parse_char_scope(b.ref.scope or "") for b in package.blocks)
