@@ -15,7 +15,7 @@ from taskctx_workspace import TaskWorkspace
 from taskctx import ContextReadIntent, PluginHost, TaskContext
 from taskctx.cursor import load_or_create_key
 from taskctx.errors import StatePathError
-from taskctx.statefiles import StateDir, connect_sqlite, ensure_state_dir
+from taskctx.statefiles import StateDir, connect_sqlite, ensure_state_dir, folder_state_dir
 
 
 def _tree(folder: Path) -> list[str]:
@@ -191,8 +191,10 @@ def test_record_and_skill_indexes_refuse_a_linked_index_folder(
     store.put({"reason": "upload"}, collection="c", kind="k")
     (tmp_path / "records" / ".taskctx" / "index").symlink_to(outside, target_is_directory=True)
     library_root = tmp_path / "skills"
-    (library_root / ".taskctx").mkdir(parents=True)
-    (library_root / ".taskctx" / "index").symlink_to(outside, target_is_directory=True)
+    library_root.mkdir()
+    derived = folder_state_dir(library_root).path  # a library's state is outside it
+    derived.mkdir(parents=True)
+    (derived / "index").symlink_to(outside, target_is_directory=True)
     library = SkillLibrary(library_root)
     before = _tree(outside)
     for source in (store.source(), library.source()):

@@ -10,6 +10,7 @@ import pytest
 from taskctx_skills import SkillLibrary
 
 from taskctx import PluginHost, TaskContext
+from taskctx.statefiles import folder_state_dir
 from taskctx.testing import make_png
 
 REVIEW_BODY = """\
@@ -107,9 +108,14 @@ def write_skill(
     return path
 
 
+def store_root(library_root: Path) -> Path:
+    """Where a library's store lives by default: its part of the state folder."""
+    return folder_state_dir(library_root).path / "skills"
+
+
 def store_files(library_root: Path) -> list[str]:
     """Every file under the library's store, relative to it, sorted."""
-    store = library_root / ".taskctx" / "skills"
+    store = store_root(library_root)
     if not store.exists():
         return []
     return sorted(p.relative_to(store).as_posix() for p in store.rglob("*") if p.is_file())

@@ -28,6 +28,7 @@ from tests.plugins.skills.conftest import (
     sha256_of,
     skills_host,
     store_files,
+    store_root,
     write_skill,
 )
 
@@ -104,7 +105,7 @@ def test_discover_reads_only_the_metadata_layer(lib: Path) -> None:
 def test_the_store_is_not_discovered_as_a_skill(library: SkillLibrary, lib: Path) -> None:
     """After a binding, the library's own .taskctx folder is not listed as a skill."""
     library.source(required=["review-code"])
-    assert (lib / ".taskctx" / "skills").is_dir()
+    assert (store_root(lib)).is_dir()
     assert [e.folder for e in library.discover()] == sorted(ALL)
 
 
@@ -468,7 +469,7 @@ def test_limits_at_the_bound_are_allowed(lib: Path) -> None:
 def test_store_layout(library: SkillLibrary, lib: Path) -> None:
     """Blobs by digest, one revision manifest per skill, one binding manifest per binding."""
     source = library.source(required=["review-code"], optional=["deploy-app"])
-    store = lib / ".taskctx" / "skills"
+    store = store_root(lib)
     review = source.skills["review-code"]
     for file in review.files:
         hexdigest = file.sha256.removeprefix("sha256:")
@@ -566,7 +567,7 @@ def test_restore_source_gives_the_same_binding(library: SkillLibrary, lib: Path)
 def _blob_path(lib: Path, digest: str) -> Path:
     """Where the store keeps the blob of ``digest``."""
     hexdigest = digest.removeprefix("sha256:")
-    return lib / ".taskctx" / "skills" / "objects" / hexdigest[:2] / hexdigest[2:]
+    return store_root(lib) / "objects" / hexdigest[:2] / hexdigest[2:]
 
 
 def test_restore_without_a_blob_names_the_digest(library: SkillLibrary, lib: Path) -> None:
@@ -582,7 +583,7 @@ def test_restore_without_a_blob_names_the_digest(library: SkillLibrary, lib: Pat
 def test_restore_without_any_blob_fails(library: SkillLibrary, lib: Path) -> None:
     """With every blob deleted, restore_source raises; nothing vanishes silently."""
     source = library.source(required=["review-code"])
-    shutil.rmtree(lib / ".taskctx" / "skills" / "objects")
+    shutil.rmtree(store_root(lib) / "objects")
     with pytest.raises(SkillRevisionNotFoundError, match=r"blob sha256:[0-9a-f]{64} is missing"):
         library.restore_source(source.revision)
 
@@ -590,7 +591,7 @@ def test_restore_without_any_blob_fails(library: SkillLibrary, lib: Path) -> Non
 def test_restore_without_the_binding_manifest_fails(library: SkillLibrary, lib: Path) -> None:
     """A deleted binding manifest is a SkillRevisionNotFoundError naming the binding."""
     source = library.source(required=["review-code"])
-    manifest = lib / ".taskctx" / "skills" / "bindings"
+    manifest = store_root(lib) / "bindings"
     (manifest / (source.revision.removeprefix("sha256:") + ".json")).unlink()
     with pytest.raises(SkillRevisionNotFoundError, match=f"binding {source.revision}"):
         library.restore_source(source.revision)
@@ -601,7 +602,7 @@ def test_restore_without_a_revision_manifest_fails(library: SkillLibrary, lib: P
     """A deleted skill revision manifest is a SkillRevisionNotFoundError naming the revision."""
     source = library.source(required=["review-code"])
     revision = source.skills["review-code"].revision_ref
-    (lib / ".taskctx" / "skills" / "revisions" / (revision[7:] + ".json")).unlink()
+    (store_root(lib) / "revisions" / (revision[7:] + ".json")).unlink()
     with pytest.raises(SkillRevisionNotFoundError, match=f"skill revision {revision}"):
         library.restore_source(source.revision)
 
@@ -624,7 +625,7 @@ def test_a_tampered_blob_is_a_store_error(library: SkillLibrary, lib: Path) -> N
 def test_a_tampered_binding_manifest_is_a_store_error(library: SkillLibrary, lib: Path) -> None:
     """A binding manifest edited in place (required flipped) no longer matches its name."""
     source = library.source(required=["review-code"])
-    manifest = lib / ".taskctx" / "skills" / "bindings" / (source.revision[7:] + ".json")
+    manifest = store_root(lib) / "bindings" / (source.revision[7:] + ".json")
     manifest.write_bytes(manifest.read_bytes().replace(b'"required":true', b'"required":false'))
     with pytest.raises(SkillStoreError, match="does not match its name"):
         library.restore_source(source.revision)
@@ -634,7 +635,7 @@ def test_a_tampered_revision_manifest_is_a_store_error(library: SkillLibrary, li
     """A revision manifest whose description was edited in place is refused on restore."""
     source = library.source(required=["review-code"])
     revision = source.skills["review-code"].revision_ref
-    manifest = lib / ".taskctx" / "skills" / "revisions" / (revision[7:] + ".json")
+    manifest = store_root(lib) / "revisions" / (revision[7:] + ".json")
     manifest.write_bytes(
         manifest.read_bytes().replace(b"Review a pull request", b"Approve every pull request")
     )

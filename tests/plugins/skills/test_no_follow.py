@@ -15,7 +15,7 @@ import pytest
 from taskctx_skills import SkillLibrary, SkillStoreError, SkillValidationError
 
 from taskctx.errors import TaskCtxError
-from tests.plugins.skills.conftest import store_files, write_skill
+from tests.plugins.skills.conftest import store_files, store_root, write_skill
 from tests.plugins.skills.hostile import assert_rest_discovered, discover_in_child, run_child
 
 ALL = ["review-code", "deploy-app", "triage-incidents"]
@@ -245,7 +245,7 @@ def test_bind_never_stores_bytes_from_a_folder_swapped_for_a_symlink(
         outcomes.add("bound")
         for file in skill.files:
             assert SECRET.encode() not in library.store.blob(file.sha256), file.path
-    store = lib / ".taskctx" / "skills" / "objects"
+    store = store_root(lib) / "objects"
     for blob in store.rglob("*"):
         assert not blob.is_file() or SECRET.encode() not in blob.read_bytes()
     assert outcomes
@@ -272,7 +272,7 @@ print(json.dumps({"results": results}))
 
 def _blob_of(lib: Path, digest: str) -> Path:
     value = digest.removeprefix("sha256:")
-    return lib / ".taskctx" / "skills" / "objects" / value[:2] / value[2:]
+    return store_root(lib) / "objects" / value[:2] / value[2:]
 
 
 def _to_dev_zero(path: Path) -> None:
@@ -315,25 +315,54 @@ def test_a_store_blob_over_the_file_limit_is_not_read(library: SkillLibrary, lib
 def test_a_store_folder_swapped_for_a_symlink_is_refused(library: SkillLibrary, lib: Path) -> None:
     """The store's objects/ folder as a symlink is not followed: the restore fails loudly."""
     source = library.source(required=["review-code"])
-    objects = lib / ".taskctx" / "skills" / "objects"
+    objects = store_root(lib) / "objects"
     objects.rename(objects.with_name("objects-real"))
     os.symlink(objects.with_name("objects-real"), objects, target_is_directory=True)
     with pytest.raises(SkillStoreError, match=r": objects is a symlink \(not followed"):
         library.restore_source(source.revision)
 
 
-@pytest.mark.parametrize(
-    "linked", [(".taskctx",), (".taskctx", "skills"), (".taskctx", "skills", "objects")]
-)
-def test_store_writes_never_go_through_a_planted_link(
+@pytest.mark.parametrize("linked", [(".taskctx",), (".taskctx", "skills")])
+def test_a_library_shipping_a_linked_store_binds_outside_it(
     lib: Path, tmp_path: Path, linked: tuple[str, ...]
 ) -> None:
-    """A library shipping ``.taskctx`` (or a folder below it) as a link stores nothing there."""
+    """A library shipping ``.taskctx`` (or its ``skills``) as a link is not an earlier
+    version's store: the binding is kept in the state folder, nothing lands through it."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     lib.joinpath(*linked[:-1]).mkdir(parents=True, exist_ok=True)
     lib.joinpath(*linked).symlink_to(elsewhere, target_is_directory=True)
     library = SkillLibrary(lib, trusted=ALL)
+    library.bind("review-code")
+    assert library.store.root == store_root(lib)
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("linked", [("objects",), ()])
+def test_store_writes_never_go_through_a_planted_link(
+    lib: Path, tmp_path: Path, linked: tuple[str, ...]
+) -> None:
+    """A link planted in the store (its objects folder, or the store itself in the state
+    folder) is refused, and nothing is written through it."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = store_root(lib).joinpath(*linked)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.symlink_to(elsewhere, target_is_directory=True)
+    library = SkillLibrary(lib, trusted=ALL)
     with pytest.raises(SkillStoreError, match="symlink"):
         library.bind("review-code")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_store_an_earlier_version_kept_inside_the_library_is_still_used(lib: Path) -> None:
+    """``<root>/.taskctx/skills`` made by an earlier version keeps serving its bindings."""
+    inside = lib / ".taskctx" / "skills"
+    inside.mkdir(parents=True)
+    library = SkillLibrary(lib, trusted=ALL)
+    source = library.source(required=["review-code"])
+    assert library.store.root == inside
+    assert (inside / "bindings" / (source.revision[7:] + ".json")).is_file()
+    assert SkillLibrary(lib, trusted=ALL).restore_source(source.revision).revision == (
+        source.revision
+    )

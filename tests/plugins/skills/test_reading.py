@@ -4,8 +4,11 @@ selector previews, reference-only resources, and pinned bindings restored after 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,7 +36,8 @@ from taskctx.model import (
 )
 from taskctx.protocols import SelectionRequest
 from taskctx.sections import markdown_sections
-from tests.plugins.skills.conftest import sha256_of, skills_host, write_skill
+from tests.plugins.skills.conftest import sha256_of, skills_host, store_root, write_skill
+from tests.readonly import read_only_runner
 
 REVIEW = "review-code/SKILL.md"
 DEPLOY = "deploy-app/SKILL.md"
@@ -526,7 +530,7 @@ def test_restore_fails_loudly_when_the_store_lost_the_bytes(
 ) -> None:
     """With the blobs deleted, restore_source raises instead of a package missing skills."""
     read(attached(context, source), INTENT)
-    shutil.rmtree(lib / ".taskctx" / "skills" / "objects")
+    shutil.rmtree(store_root(lib) / "objects")
     library = SkillLibrary(lib, trusted=["review-code", "deploy-app", "triage-incidents"])
     with pytest.raises(SkillRevisionNotFoundError, match="sha256:"):
         library.restore_source(source.revision)
@@ -536,10 +540,31 @@ def test_a_lost_binding_makes_the_source_unavailable_not_empty(
     context: TaskContext, source: SkillSource, lib: Path
 ) -> None:
     """A binding whose manifest vanished is reported unavailable, never as 'no skills'."""
-    manifest = lib / ".taskctx" / "skills" / "bindings" / (source.revision[7:] + ".json")
+    manifest = store_root(lib) / "bindings" / (source.revision[7:] + ".json")
     manifest.unlink()
     package = read(attached(context, source), INTENT)
     cov = package.source_coverage["skills"]
     assert cov.outcome is CoverageOutcome.UNAVAILABLE
     assert package.blocks == ()
     assert any(source.revision in d.message for d in package.diagnostics)
+
+
+def test_a_library_on_a_read_only_filesystem_binds_and_reads(lib: Path, tmp_path: Path) -> None:
+    """The store lives in the state folder, so a read-only library is bound and read."""
+    command = [
+        *read_only_runner(),
+        str(lib),
+        str(Path(sys.executable).with_name("taskctx")),
+        "read",
+        "--source",
+        f"skill_library:root={lib},trusted=review-code,required=review-code",
+    ]
+    env = {
+        **os.environ,
+        "TASKCTX_STATE_DIR": str(tmp_path / "state"),
+        "TASKCTX_LOAD_PLUGINS": "taskctx-skills,taskctx-fts",
+    }
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "review-code" in result.stdout
+    assert not (lib / ".taskctx").exists()

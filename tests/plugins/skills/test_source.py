@@ -23,7 +23,7 @@ from taskctx.model import (
 from taskctx.protocols import ContextSource
 from taskctx.sections import parse_line_scope, slice_lines
 from taskctx.testing import SourceContract
-from tests.plugins.skills.conftest import REVIEW_BODY, sha256_of, write_skill
+from tests.plugins.skills.conftest import REVIEW_BODY, sha256_of, store_root, write_skill
 
 T = TypeVar("T")
 
@@ -331,7 +331,7 @@ def test_revision_is_the_binding_revision(source: SkillSource) -> None:
 
 def test_a_lost_binding_fails_the_revision_loudly(source: SkillSource, lib: Path) -> None:
     """With the binding manifest deleted, async_revision raises SkillRevisionNotFoundError."""
-    manifest = lib / ".taskctx" / "skills" / "bindings" / (source.revision[7:] + ".json")
+    manifest = store_root(lib) / "bindings" / (source.revision[7:] + ".json")
     manifest.unlink()
     with pytest.raises(SkillRevisionNotFoundError, match=source.revision):
         run(source.async_revision())

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from taskctx_workspace.source import WorkspaceSource
 from taskctx import PluginHost, TaskContext
 from taskctx.cli import main
 from taskctx.statefiles import STATE_DIR_ENV, folder_state_dir
+from tests.readonly import read_only_runner
 
 ENV = {"TASKCTX_LOAD_PLUGINS": "taskctx-workspace,taskctx-fts"}
 
@@ -93,47 +93,13 @@ def test_an_unwritable_state_folder_still_reads_with_a_warning(
     assert "TASKCTX_STATE_DIR" in warning.getMessage()
 
 
-READ_ONLY_SCRIPT = """
-set -e
-mount --bind "$1" "$1"
-mount -o remount,bind,ro "$1"
-if touch "$1/probe" 2>/dev/null; then echo "mount is writable"; exit 3; fi
-shift
-exec "$@"
-"""
-
-
-def _read_only_runner() -> list[str]:
-    """The prefix that runs a command with the folder mounted read only, or a skip
-    saying what is missing (a failure under CI)."""
-    unshare = shutil.which("unshare")
-    problem = None
-    if unshare is None:
-        problem = "no unshare(1) (Debian: apt-get install util-linux)"
-    else:
-        probe = subprocess.run(
-            [unshare, "--user", "--map-root-user", "--mount", "true"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if probe.returncode != 0:
-            problem = f"unshare --user --mount is not permitted here: {probe.stderr.strip()}"
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"a read-only mount is needed in CI: {problem}")
-        pytest.skip(f"cannot mount a folder read only: {problem}")
-    assert unshare is not None
-    return [unshare, "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY_SCRIPT, "sh"]
-
-
 def test_a_folder_on_a_read_only_filesystem_is_read(tmp_path: Path) -> None:
     """``taskctx read`` of a read-only mount delivers its files (it used to fail with
     ``[Errno 30] Read-only file system: '<root>/.taskctx'``)."""
     root = _folder(tmp_path)
     before = _tree(root)
     taskctx = [str(Path(sys.executable).with_name("taskctx"))]
-    command = [*_read_only_runner(), str(root), *taskctx, "read", str(root), "-q", "upload"]
+    command = [*read_only_runner(), str(root), *taskctx, "read", str(root), "-q", "upload"]
     env = {**os.environ, **ENV, STATE_DIR_ENV: str(tmp_path / "state")}
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0, result.stderr

@@ -3,8 +3,12 @@
 Discovery reads only each skill's front matter (the metadata layer), under the same
 limits and no-follow rule as binding (:mod:`taskctx_skills.discovery`). Binding takes a
 whole skill folder as one consistent, validated set of bytes, keeps it in the
-content-addressed store under ``<root>/.taskctx/skills/`` and pins it at its
-``revision_ref``; from then on the binding reads the store, never the folder.
+content-addressed store and pins it at its ``revision_ref``; from then on the binding
+reads the store, never the folder. The store lives outside the library, in the folder's
+part of the per-user state folder (``<state_dir>/folders/<name>-<digest>/skills``,
+:func:`taskctx.statefiles.folder_state_dir`), so a library that cannot be written (a
+read-only checkout) binds fine; a library that already holds ``<root>/.taskctx/skills``
+from an earlier version keeps using it, so its stored bindings stay restorable.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from taskctx.errors import NotFoundError, PolicyError
+from taskctx.statefiles import folder_state_dir
 from taskctx_skills import discovery
 from taskctx_skills.errors import SkillValidationError
 from taskctx_skills.limits import SkillLimits
@@ -25,7 +30,19 @@ from taskctx_skills.source import SkillSource
 from taskctx_skills.store import BindingEntry, SkillStore
 from taskctx_skills.values import BoundSkill, SkillEntry
 
-__all__ = ["SkillLibrary"]
+__all__ = ["INSIDE_STORE", "SkillLibrary"]
+
+INSIDE_STORE = Path(".taskctx") / "skills"
+"""Where versions before 0.2 kept a library's store, inside it (still used when there)."""
+
+
+def _real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder and not a link."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
 
 SkillSpec = str | BoundSkill
 """A skill to bind: its name (pinned at its current content, or ``name@sha256:...`` for
@@ -47,13 +64,16 @@ class SkillLibrary:
     ``trusted`` is the application's explicit allowlist: skill names, or a mapping of
     names to the one ``revision_ref`` trusted for each (None: any content). Skills found
     on disk and not named are listed by :meth:`discover` but binding one raises
-    :class:`~taskctx.errors.PolicyError`.
+    :class:`~taskctx.errors.PolicyError`. ``state_dir`` is the state folder whose part for
+    this library holds its store (default ``$TASKCTX_STATE_DIR``, else the user cache).
     """
 
     root: Path
     trusted: dict[str, str | None]
     store: SkillStore
     limits: SkillLimits
+    state_dir: Path | None
+    store_is_default: bool
 
     def __init__(
         self,
@@ -62,16 +82,25 @@ class SkillLibrary:
         *,
         store: str | Path | None = None,
         limits: SkillLimits | None = None,
+        state_dir: str | Path | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise NotFoundError(f"skill library {self.root} is not a folder")
         self.trusted = _trust_table(trusted)
         self.limits = limits or SkillLimits()
+        # the state folder given (None: $TASKCTX_STATE_DIR or the user cache), and whether
+        # the store is where the factory finds it again from root and state_dir
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.store_is_default = not store
         if store:
             self.store = SkillStore(Path(store), self.limits)
-        else:  # inside the library: .taskctx and skills are made beneath its root
-            self.store = SkillStore(self.root / ".taskctx" / "skills", self.limits, self.root)
+        elif _real_folder(self.root / ".taskctx") and _real_folder(self.root / INSIDE_STORE):
+            # an earlier version's store inside the library: its bindings stay restorable
+            self.store = SkillStore(self.root / INSIDE_STORE, self.limits, self.root)
+        else:  # the folder's derived state, its levels made without following links
+            derived = folder_state_dir(self.root, state_dir)
+            self.store = SkillStore(derived.path / "skills", self.limits, derived.base)
 
     # -- discovery (metadata layer only) ------------------------------------------------
 

@@ -29,15 +29,17 @@ def make_source(
     required: Sequence[str] | str = (),
     optional: Sequence[str] | str | None = None,
     revision: str | None = None,
+    state_dir: str | Path | None = None,
 ) -> SkillSource:
     """The factory behind ``host.source("skill_library", root=..., trusted=..., required=...)``.
 
     ``revision`` restores a stored binding (a reader snapshot's revision) instead of
-    pinning the skills now. From the CLI, lists arrive ``+``-separated.
+    pinning the skills now; ``state_dir`` is where the store lives (``SkillLibrary``).
+    From the CLI, lists arrive ``+``-separated.
     """
     from taskctx_skills.library import SkillLibrary
 
-    library = SkillLibrary(root, trusted=_names(trusted) or ())
+    library = SkillLibrary(root, trusted=_names(trusted) or (), state_dir=state_dir)
     if revision is not None:
         return library.restore_source(revision)
     return library.source(required=_names(required) or (), optional=_names(optional))

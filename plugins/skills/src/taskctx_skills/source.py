@@ -88,7 +88,7 @@ class SkillSource:
         self.entries = entries
         self.skills = dict(skills)
         self.identity = f"skill_library:{library.root}:{revision}"
-        state = library.store.root.parent  # <library>/.taskctx unless a store was given
+        state = library.store.root.parent  # the folder's derived state (or its .taskctx)
         self.index_directory = StateDir(state.parent, (state.name, "index"))
         self._texts: dict[str, str | None] = {}
 
@@ -114,16 +114,20 @@ class SkillSource:
     def rebuild_options(self) -> dict[str, Any] | None:
         """``host.source("skill_library", **options)`` makes this binding again from the
         store: the library root, the bound skills' names as trusted, and the binding
-        ``revision`` (which pins each skill's ``revision_ref``). None for a library whose
-        store lives elsewhere than ``<root>/.taskctx/skills`` (the factory cannot say)."""
+        ``revision`` (which pins each skill's ``revision_ref``), and the state folder when
+        one was given. None for a library whose store was given explicitly (the factory
+        cannot say where)."""
         library = self.library
-        if library.store.root != library.root / ".taskctx" / "skills":
+        if not library.store_is_default:
             return None
-        return {
+        options: dict[str, Any] = {
             "root": str(library.root),
             "trusted": sorted(entry.name for entry in self.entries),
             "revision": self.revision,
         }
+        if library.state_dir is not None:
+            options["state_dir"] = str(library.state_dir)
+        return options
 
     async def async_revision(self) -> str:
         """The binding's revision; fails loudly if the store lost the binding."""
