@@ -13,6 +13,7 @@ from taskctx_repo.facts import FACTS_VERSION
 from taskctx import PluginHost
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.model import ContextRef, EnumerationRequest, SourceDescriptor
+from taskctx.statefiles import folder_state_dir
 from tests.plugins.repo.conftest import (
     FILES,
     PinFactory,
@@ -365,7 +366,8 @@ def test_a_new_commit_describes_only_its_new_blobs(project: Project, pin: PinFac
 
 
 def test_state_dir_holds_the_fact_cache(project: Project, tmp_path: Path, pin: PinFactory) -> None:
-    """With state_dir the facts live there, not in the git dir; by default under the git dir."""
+    """With state_dir the facts live there; by default in the repository's part of the
+    state folder, never in its git dir."""
     state = tmp_path / "state"
     repo = pin(project.path, state_dir=state)
     descriptors(repo)
@@ -373,7 +375,10 @@ def test_state_dir_holds_the_fact_cache(project: Project, tmp_path: Path, pin: P
     assert (state / f"facts-v{FACTS_VERSION}.db").is_file()
     assert repo.source().index_directory.path == state / "index"
     default = pin(project.path)
-    assert default.state_dir == default.git_dir / "taskctx"
+    descriptors(default)
+    assert default.state_dir == folder_state_dir(default.git_dir).path / "repo"
+    assert (default.state_dir / f"facts-v{FACTS_VERSION}.db").is_file()
+    assert not (default.git_dir / "taskctx").exists()
 
 
 def test_a_damaged_fact_cache_is_rebuilt(project: Project, tmp_path: Path, pin: PinFactory) -> None:

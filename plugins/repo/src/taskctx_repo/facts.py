@@ -65,7 +65,10 @@ class FactCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:  # a state folder that cannot be made: the facts stay in memory
+                return
             try:
                 self._db = self._open(path)
             except sqlite3.DatabaseError:  # a damaged cache is only a cache: start again

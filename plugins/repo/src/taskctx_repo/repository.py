@@ -20,6 +20,7 @@ from urllib.request import url2pathname
 
 from taskctx.errors import NotFoundError, PolicyError
 from taskctx.policy import RunConfiguration
+from taskctx.statefiles import folder_state_dir
 from taskctx_repo.errors import GitError
 from taskctx_repo.facts import FACTS_VERSION, FactCache
 from taskctx_repo.git import CatFile, TreeEntry, ls_tree, run_git
@@ -121,7 +122,11 @@ class PinnedRepository:
         except GitError:
             raise NotFoundError(f"{commit!r} names no commit in {self.location}") from None
         self.commit = raw.decode().strip()
-        self.state_dir = Path(state_dir) if state_dir else self.git_dir / "taskctx"
+        # the facts and the index are derived: outside the repository (its git dir is the
+        # user's), in its part of the per-user state folder unless a folder is given
+        self.state_dir = (
+            Path(state_dir) if state_dir else folder_state_dir(self.git_dir).path / "repo"
+        )
         self.cat = CatFile(self.git_dir)
         self.facts = FactCache(self.state_dir / f"facts-v{FACTS_VERSION}.db")
         self._entries: dict[str, TreeEntry] | None = None
