@@ -13,9 +13,18 @@ from taskctx.cursor import CursorSigner
 from taskctx.errors import CursorError
 from taskctx.model import ContextReadIntent, Snapshot
 
-__all__ = ["CURSOR_PURPOSE", "Continuation", "ResultCursors", "next_position"]
+__all__ = [
+    "CURSOR_PURPOSE",
+    "MAX_CURSOR_PARTS",
+    "Continuation",
+    "ResultCursors",
+    "next_position",
+]
 
 CURSOR_PURPOSE = "taskctx.reader.v1"
+MAX_CURSOR_PARTS = 256
+"""How many part refs a cursor carries at most (the latest): a cursor stays a few KB
+however many pages a result has; a reader in the same process remembers them all."""
 
 
 def next_position(stopped_at: int | None, ranked: int, ranking_goes_on: bool) -> int | None:

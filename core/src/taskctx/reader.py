@@ -55,7 +55,7 @@ from taskctx.model import (
     SourceCoverage,
 )
 from taskctx.page import Page
-from taskctx.paging import Continuation, ResultCursors, next_position
+from taskctx.paging import MAX_CURSOR_PARTS, Continuation, ResultCursors, next_position
 from taskctx.parts import query_terms
 from taskctx.readback import Readback, ReadReuse
 from taskctx.selection import select_and_add
@@ -394,7 +394,7 @@ class ContextReader:
             if block.completeness is Completeness.COMPLETE:
                 self._disclosed.add(str(block.ref))
         self._disclosed.update(parts)  # a part's own characters were delivered whole
-        self._result_parts = (*self._result_parts, *parts)
+        self._result_parts = (*self._result_parts, *parts)[-MAX_CURSOR_PARTS:]
         cursor = None
         if next_at is not None:
             cursor = self._cursors().issue(

@@ -60,3 +60,26 @@ def test_another_process_goes_on_without_repeating(
     if with_package:
         for alias in set(page1.aliases) & set(page2.aliases):
             assert page1.aliases[alias] == page2.aliases[alias]
+
+
+def test_a_cursor_carries_only_the_latest_parts(
+    notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many pages a result has, its cursor names at most MAX_CURSOR_PARTS parts
+    (the latest), so it stays small; the reader itself still remembers them all."""
+    import base64
+    import json
+
+    from taskctx import reader as reader_module
+
+    monkeypatch.setattr(reader_module, "MAX_CURSOR_PARTS", 1)
+    reader = _context(notes, tmp_path / "state").reader("a", budget=BUDGET)
+    pages = [reader.read("paragraph")]
+    while pages[-1].has_more and len(pages) < 4:
+        pages.append(reader.read_next(pages[-1].cursor))
+    assert len(_spans(pages)) >= 3
+    cursor = pages[-1].cursor or pages[-2].cursor
+    assert cursor is not None
+    payload = cursor.split(".", 1)[0]
+    body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert len(body["parts"]) == 1
