@@ -192,7 +192,10 @@ class CliSource(FrozenModel):
         return tuple(ids)
 
     def binding_ids(self, count: int, index: bool = False) -> tuple[str, ...]:
-        """The binding ids of ``count`` values, for ``taskctx index`` when ``index``."""
+        """The binding ids of ``count`` values as the command line named them before 0.2
+        (``<binding_id>-<n>``; ``<index_binding_id>-<n>`` for ``taskctx index`` when
+        ``index``). The commands now bind with :meth:`bindings_for`; this stays for the
+        callers of this method."""
         if index:
             if self.index_binding_id is None:
                 raise ValueError(f"{self.name} is not indexed by taskctx index")
