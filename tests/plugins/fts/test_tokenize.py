@@ -8,6 +8,7 @@ import unicodedata
 
 import pytest
 from taskctx_fts import _unicode61
+from taskctx_fts import tokenize as tokenizer
 from taskctx_fts.tokenize import (
     ENGLISH_STOPWORDS,
     MAX_TOKEN_CHARS,
@@ -65,6 +66,22 @@ def test_single_letters_stay_but_are_not_searchable_alone() -> None:
     assert not searchable(tokenize("x"))
     assert not searchable(tokenize("7"))
     assert searchable(tokenize("猫"))
+
+
+def test_numbers_are_their_own_tokens_and_never_cached() -> None:
+    """A number is its own token (what the stemmer gives it) in documents and queries,
+    and neither cache keeps one of more than four digits (an id, mostly), so numbered
+    records cannot crowd the words out."""
+    stem = tokenizer._stem_word
+    numbers = ["7", "2024", "0000000000000123", "1" * MAX_TOKEN_CHARS]
+    assert all(stem(number) == number for number in numbers)
+    tokenizer.clear_caches()
+    text = "record " + " ".join(numbers) + " ids"
+    assert tokenize(text) == ["record", *numbers, "id"]
+    assert document_tokens(text) == ["record", *numbers, "id"]
+    assert document_tokens(text) == ["record", *numbers, "id"]  # the cached path
+    for cache in (tokenizer._QUERY_CACHE, tokenizer._DOCUMENT_CACHE):
+        assert set(cache) == {"record", "ids", "7", "2024"}
 
 
 def test_long_runs_are_dropped() -> None:

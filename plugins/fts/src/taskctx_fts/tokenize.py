@@ -26,7 +26,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from itertools import chain
-from operator import itemgetter
 from typing import TypeVar
 
 from taskctx_fts._unicode61 import alnum_separators
@@ -137,10 +136,28 @@ def words(text: str) -> list[str]:
 
 
 def _latin(word: str) -> tuple[str, ...]:
-    """One non-CJK word: dropped if a stop word (or absurdly long), else its stem."""
+    """One non-CJK word: dropped if a stop word (or absurdly long), else its stem (a
+    number is its own stem: the Snowball rules only strip letters)."""
     if len(word) > MAX_TOKEN_CHARS or word in ENGLISH_STOPWORDS:
         return ()
+    if _is_number(word):
+        return (word,)
     return (_stem_word(word) or word,)
+
+
+def _is_number(word: str) -> bool:
+    """Whether ``word`` is ASCII digits only: ids, counts, years."""
+    return word.isdigit() and word.isascii()
+
+
+_REMEMBERED_DIGITS = 4
+"""Numbers of at most this many digits are cached like words (counts and years recur;
+there are at most 11,110 of them); longer ones are mostly ids, each seen once."""
+
+
+def _forgotten(word: str) -> bool:
+    """Whether a word is never cached: a number longer than ``_REMEMBERED_DIGITS``."""
+    return len(word) > _REMEMBERED_DIGITS and _is_number(word)
 
 
 def _cjk(run: str, unigrams: bool) -> tuple[str, ...]:
@@ -167,23 +184,24 @@ _DOCUMENT_CACHE: dict[str, str] = {}
 
 
 def _cached(cache: dict[str, _T], ws: list[str], make: Callable[[str], _T]) -> Sequence[_T]:
-    """The cached value of each of ``ws``, in order; misses are made and cached first."""
-    lookup = itemgetter(*ws) if len(ws) > 1 else None
-    if lookup is not None:
-        try:  # one C call for every lookup when all words are cached (the usual case)
-            return lookup(cache)  # type: ignore[no-any-return]
-        except KeyError:
-            pass
-    missing = set(ws).difference(cache)
-    if len(cache) + len(missing) > _CACHE_LIMIT:
+    """The cached value of each of ``ws``, in order; misses are made and cached."""
+    found: list[_T | None] = list(map(cache.get, ws))  # one C loop when all are cached
+    if None not in found:
+        return found  # type: ignore[return-value]
+    if len(cache) + len(ws) > _CACHE_LIMIT:
         cache.clear()
-    cache.update((word, make(word)) for word in missing)
-    try:
-        if lookup is None:
-            return [cache[word] for word in ws]
-        return lookup(cache)  # type: ignore[no-any-return]
-    except KeyError:  # the cache was cleared meanwhile (it filled up, or another thread)
-        return [make(word) for word in ws]
+    values: list[_T] = []
+    for word, value in zip(ws, found, strict=True):
+        if value is None:
+            value = cache.get(word)  # made for an earlier word of this text
+        if value is None:
+            value = make(word)
+            # long numbers are not remembered: most are ids, and a corpus of numbered
+            # records would fill the cache with them and start it over again and again
+            if not _forgotten(word):
+                cache[word] = value
+        values.append(value)
+    return values
 
 
 def _query_tokens(word: str) -> tuple[str, ...]:
