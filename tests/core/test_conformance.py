@@ -253,6 +253,14 @@ class ImageAsParsedText(MemorySource):
         return descriptor.model_copy(update=update)
 
 
+class HandsOtherTexts(MemorySource):
+    """Hands its pages texts that are not what its reads return."""
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        page = await super().async_enumerate_descriptors(request)
+        return page.model_copy(update={"texts": tuple(f"not {d.path}" for d in page.descriptors)})
+
+
 ITEMS: dict[str, str | bytes] = {
     "notes/a.md": "# A\n\nalpha\n\n# B\n\nbeta\n",
     "b.txt": "beta",
@@ -275,6 +283,7 @@ ITEMS: dict[str, str | bytes] = {
         (ClaimsParsedText, "test_reads_back_the_claimed_representation"),
         (ReadsBytes, "test_reads_back_the_claimed_representation"),
         (ImageAsParsedText, "test_text_claims_fit_the_media"),
+        (HandsOtherTexts, "test_handed_texts_are_what_reads_give"),
     ],
 )
 def test_source_rules_catch_broken_sources(source_class: type[MemorySource], rule: str) -> None:

@@ -7,11 +7,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from taskctx.index import ContextIndex, PartitionState, RevisionMovedError
-from taskctx.indexfeed import READ_BATCH, ApplyBound, chunked
-from taskctx.model import ContextRef, ExactRead, SourceDescriptor
-from taskctx.protocols import IndexDocument, PartitionKey
+from taskctx.indexfeed import READ_BATCH, TEXT_ENTRY_CHARS, ApplyBound, SourceTexts, chunked
+from taskctx.model import (
+    ContextRef,
+    DescriptorPage,
+    EnumerationRequest,
+    ExactRead,
+    SourceDescriptor,
+)
+from taskctx.protocols import ChangeSet, IndexDocument, PartitionKey
 from taskctx.testing import MemorySource
 from tests.core.sources import numbered
 from tests.core.test_index import RecordingPartition, RecordingProvider
@@ -192,3 +199,75 @@ def test_a_read_failing_midway_keeps_earlier_chunks_and_forgets_the_revision(
     later = [doc_id for upserts, _ in provider.partition.applied[calls:] for doc_id in upserts]
     assert later == [f"item-{n:05d}.txt" for n in range(applied, count)]
     assert state.revision == asyncio.run(source.async_revision())
+
+
+class HandingSource(MemorySource):
+    """A MemorySource whose pages hand over each item's text (``DescriptorPage.texts``),
+    as a record store does; ``withheld`` paths get None (the sync reads those)."""
+
+    def __init__(self, items: dict[str, str | bytes], withheld: Sequence[str] = ()) -> None:
+        super().__init__(items)
+        self.withheld = set(withheld)
+
+    async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
+        page = await super().async_enumerate_descriptors(request)
+        texts = tuple(
+            None if d.path in self.withheld else f"handed {d.path}" for d in page.descriptors
+        )
+        return page.model_copy(update={"texts": texts})
+
+
+def test_texts_handed_with_pages_are_indexed_and_not_read(tmp_path: Path) -> None:
+    """A sync indexes the texts a source hands with its pages without reading those
+    items; a withheld one is read; an image's handed text is not indexed as text."""
+    items: dict[str, str | bytes] = dict(numbered(30))
+    items["shot.png"] = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    source = HandingSource(items, withheld=["item-00007.txt"])
+    provider = SizedProvider()
+    read: list[str] = []
+    index = ContextIndex(tmp_path / "handed")
+    state = index.state(PartitionKey(binding_id="b", source_identity="s", provider="r"), provider)
+
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+        read.append(descriptor.path)
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+
+    async def run() -> PartitionState:
+        return await index.sync(state, source, await source.async_revision(), load_text)
+
+    asyncio.run(run())
+    assert read == ["item-00007.txt"]
+    docs = provider.partition.docs
+    assert len(docs) == 31
+    texts = {d.path: d.text for d in docs.values()}
+    assert texts["item-00003.txt"] == "handed item-00003.txt"
+    assert texts["item-00007.txt"] == items["item-00007.txt"]
+    assert texts["shot.png"] is None
+
+
+def test_source_texts_keep_the_first_within_their_bound_once_per_version() -> None:
+    """Texts are kept in order until the bound, each handed out once and only for the
+    content version it came with."""
+    descriptors = [SourceDescriptor(path=f"p{n}", content_version=f"v{n}") for n in range(5)]
+    texts = SourceTexts(max_chars=3 * (TEXT_ENTRY_CHARS + 10))
+    texts.keep(descriptors, ["x" * 10, None, "y" * 10, "z" * 10, "w" * 10])
+    assert texts.chars == 3 * (TEXT_ENTRY_CHARS + 10)
+    assert texts.take(descriptors[4]) is None  # past the bound: never kept
+    assert texts.take(descriptors[1]) is None  # handed as None
+    moved = SourceDescriptor(path="p0", content_version="v0-later")
+    assert texts.take(moved) is None  # another version: not this text (and dropped)
+    assert texts.take(descriptors[0]) is None
+    assert texts.take(descriptors[2]) == "y" * 10
+    assert texts.take(descriptors[2]) is None  # once
+    texts.keep(descriptors, None)  # a page without texts keeps nothing
+    assert texts.take(descriptors[3]) == "z" * 10
+
+
+def test_a_page_or_change_set_with_texts_not_one_per_descriptor_is_refused() -> None:
+    """``texts`` must hold one entry per descriptor (per upsert), or the model is refused."""
+    descriptor = SourceDescriptor(path="a", content_version="v")
+    with pytest.raises(ValidationError, match=r"DescriptorPage\.texts holds 2 texts for 1"):
+        DescriptorPage(descriptors=(descriptor,), revision="r1", texts=("a", "b"))
+    with pytest.raises(ValidationError, match=r"ChangeSet\.texts holds 0 texts for 1"):
+        ChangeSet(since="r0", revision="r1", upserts=(descriptor,), texts=())
+    assert DescriptorPage(descriptors=(descriptor,), revision="r1", texts=(None,)).texts == (None,)

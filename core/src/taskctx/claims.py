@@ -16,10 +16,19 @@ from taskctx.model import DIRECT_BINDING, ExactRead, Representation
 if TYPE_CHECKING:
     from taskctx.candidates import Candidate
 
-__all__ = ["PARSEABLE", "enters_as_text", "unbacked_claim"]
+__all__ = ["PARSEABLE", "enters_as_text", "indexes_text", "unbacked_claim"]
 
 PARSEABLE = (MediaClass.TEXT, MediaClass.DOCUMENT)
 """The media classes a ``parsed_text`` claim may hold: an image's OCR text never enters."""
+
+
+def indexes_text(path: str, media_type: str, representation: Representation) -> bool:
+    """Whether an item's text may be indexed: text media (reference-only text included,
+    for search), or parsed text of a document, never of an image."""
+    media = classify(path, media_type).media_class
+    if representation is Representation.PARSED_TEXT:
+        return media in PARSEABLE
+    return media is MediaClass.TEXT
 
 
 def enters_as_text(candidate: Candidate) -> bool:

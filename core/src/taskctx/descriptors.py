@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from taskctx.codes import (
     CoverageReasonCode,
@@ -24,6 +24,7 @@ __all__ = [
     "Problem",
     "SectionInfo",
     "SourceDescriptor",
+    "check_texts",
 ]
 
 
@@ -101,6 +102,17 @@ class EnumerationRequest(FrozenModel):
     path_prefix: str | None = None
 
 
+def check_texts(
+    texts: tuple[str | None, ...] | None, descriptors: tuple[SourceDescriptor, ...], owner: str
+) -> None:
+    """Refuse ``texts`` that are not one per descriptor."""
+    if texts is not None and len(texts) != len(descriptors):
+        raise ValueError(
+            f"{owner}.texts holds {len(texts)} texts for {len(descriptors)} descriptors: "
+            "give one per descriptor (None for one the sync should read)"
+        )
+
+
 class DescriptorPage(FrozenModel):
     """A page of descriptors, the source revision it was taken at, and the next cursor."""
 
@@ -110,6 +122,17 @@ class DescriptorPage(FrozenModel):
     total: int | None = None
     enumeration: Enumeration = Enumeration.EXHAUSTIVE
     reasons: tuple[CoverageReasonCode, ...] = ()
+    texts: tuple[str | None, ...] | None = None
+    """The whole text of each descriptor, in order, when the source made it while
+    enumerating (a record store renders its records to list them): exactly what a read
+    of the descriptor's ref would return as text, from the bytes of its content version.
+    An index sync indexes these instead of reading the items again; None (for the page,
+    or for one descriptor) means the sync reads it."""
+
+    @model_validator(mode="after")
+    def _one_text_per_descriptor(self) -> DescriptorPage:
+        check_texts(self.texts, self.descriptors, "DescriptorPage")
+        return self
 
 
 class ExactRead(FrozenModel):

@@ -29,6 +29,7 @@ from taskctx.indexfeed import (
     ApplyBound,
     BatchTextLoader,
     Progress,
+    SourceTexts,
     TextLoader,
     feed,
 )
@@ -266,7 +267,8 @@ class ContextIndex:
                 return await self._sync_journal(
                     state, source, changes, load_text, progress, started
                 )
-        fresh, enumeration, reasons = await _enumerate_all(source, revision)
+        texts = SourceTexts()
+        fresh, enumeration, reasons = await _enumerate_all(source, revision, texts)
         known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
         kept = state.rows
         changed = [(key, row) for key, row in fresh.items() if kept.get(key) != row]
@@ -277,7 +279,8 @@ class ContextIndex:
             [key for key, row in fresh.items() if known.get(doc_id_of(*key)) != version_of(row)],
         )
         unindex = [key for key in keys_of(known) if key not in fresh]
-        moved_items = await self._apply(state, to_index, unindex, load_text, progress)
+        moved_items = await self._apply(state, to_index, unindex, load_text, progress, texts)
+        del texts  # what the feed did not take (unchanged items) goes now
         await _stop_if_moved(state, source, revision, moved_items)
         state.replace_packed(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
@@ -305,8 +308,10 @@ class ContextIndex:
     ) -> PartitionState:
         """Bring ``state`` to ``changes.revision`` by applying the source's change journal."""
         added = sum(1 for d in changes.upserts if d.key not in state.descriptors)
+        texts = SourceTexts()
+        texts.keep(changes.upserts, changes.texts)
         moved_items = await self._apply(
-            state, changes.upserts, changes.deletes, load_text, progress
+            state, changes.upserts, changes.deletes, load_text, progress, texts
         )
         await _stop_if_moved(state, source, changes.revision, moved_items)
         state.replace(changes.upserts, changes.deletes)
@@ -329,9 +334,11 @@ class ContextIndex:
         deletes: Sequence[DescriptorKey],
         load_text: TextLoader,
         progress: Progress | None = None,
+        texts: SourceTexts | None = None,
     ) -> list[SourceDescriptor]:
         """Hand changed documents to the provider in chunks within ``apply_bound``; the
         descriptors read at another content version than their own (not handed over).
+        ``texts``: what the source handed with the descriptors (those are not read).
 
         A sync that fails midway may leave earlier chunks applied: the state then forgets
         its revision, as a stopped sync does, so no read trusts the partition to match it.
@@ -347,6 +354,7 @@ class ContextIndex:
                 load_text,
                 progress,
                 self.apply_bound,
+                texts,
             )
         except BaseException:
             state.revision = None
@@ -439,10 +447,11 @@ def _generation(partition: IndexPartition) -> str | None:
 
 
 async def _enumerate_all(
-    source: ContextSource, revision: str
+    source: ContextSource, revision: str, texts: SourceTexts
 ) -> tuple[dict[DescriptorKey, PackedDescriptor], Enumeration, tuple[str, ...]]:
     """Every descriptor of ``revision``, packed as it arrives (a page's models are let
-    go before the next page is asked for), by key in enumeration order."""
+    go before the next page is asked for), by key in enumeration order; the texts the
+    pages hand over are kept in ``texts`` (within its bound)."""
     rows: dict[DescriptorKey, PackedDescriptor] = {}
     cursor: str | None = None
     enumeration = Enumeration.EXHAUSTIVE
@@ -456,6 +465,7 @@ async def _enumerate_all(
         share_fields_sets(page.descriptors)  # the partition keeps them all
         for descriptor in page.descriptors:
             rows[descriptor.key] = pack(descriptor)
+        texts.keep(page.descriptors, page.texts)
         if page.enumeration is not Enumeration.EXHAUSTIVE:
             enumeration = page.enumeration
         reasons.extend(r for r in page.reasons if r not in reasons)

@@ -7,6 +7,11 @@ each read into an ``IndexDocument``; documents go to the partition in chunks of 
 it is applied, so a first sync of a large corpus holds one chunk of texts at a time, not
 the corpus.
 
+A source that made its items' texts while enumerating hands them over with the
+descriptors (``DescriptorPage.texts``, ``ChangeSet.texts``): the sync keeps them, within
+``SOURCE_TEXT_CHARS``, in :class:`SourceTexts` and indexes them without reading those
+items again; the rest are read.
+
 Text is handed over only under the content version of the bytes it was read from: a
 read that reports another version is left out and its descriptor returned, so the sync
 stops (``taskctx.index``). What was applied before stays: each chunk is whole on its own,
@@ -20,6 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from taskctx.claims import indexes_text
 from taskctx.errors import StaleReaderError
 from taskctx.model import ExactRead, SourceDescriptor
 from taskctx.partition import DescriptorKey, doc_id_of
@@ -30,10 +36,13 @@ __all__ = [
     "APPLY_DOCUMENTS",
     "DEFAULT_BOUND",
     "READ_BATCH",
+    "SOURCE_TEXT_CHARS",
+    "TEXT_ENTRY_CHARS",
     "ApplyBound",
     "BatchTextLoader",
     "DocumentChunks",
     "Progress",
+    "SourceTexts",
     "TextLoader",
     "chunked",
     "feed",
@@ -54,6 +63,12 @@ holds more): what a sync holds in texts at once, before the provider's own copie
 APPLY_DOCUMENTS = 10_000
 """Documents one ``apply`` call is handed at most (many small records hold little text
 but each document costs about a kilobyte of objects)."""
+SOURCE_TEXT_CHARS = 16_000_000
+"""Characters of the texts a source handed with its descriptors that one sync keeps for
+indexing (each text counting ``TEXT_ENTRY_CHARS`` more): the first some tens of MB; the
+items past it are read in batches as any others."""
+TEXT_ENTRY_CHARS = 256
+"""What a kept text counts beyond its characters (its key, version and objects)."""
 Progress = Callable[[int, int], None]
 """Called with (documents prepared, documents to prepare) while a sync indexes."""
 
@@ -91,6 +106,44 @@ class ApplyBound:
 
 DEFAULT_BOUND = ApplyBound()
 """``APPLY_CHARS`` characters and ``APPLY_DOCUMENTS`` documents."""
+
+
+@attrs.define(slots=True)
+class SourceTexts:
+    """The texts a source handed with its descriptors, kept for one sync's feed.
+
+    Texts are kept in the order they come until ``max_chars`` is reached (the feed
+    indexes in that order, so it finds the first ones here and reads the rest). A text
+    is handed out once, and only for the content version it came with.
+    """
+
+    max_chars: int = SOURCE_TEXT_CHARS
+    chars: int = 0
+    texts: dict[DescriptorKey, tuple[str, str]] = attrs.field(factory=dict)
+
+    def keep(
+        self, descriptors: Sequence[SourceDescriptor], texts: Sequence[str | None] | None
+    ) -> None:
+        """Keep the text of each descriptor (``texts`` in the same order) while room lasts."""
+        if texts is None:
+            return
+        kept, chars, room = self.texts, self.chars, self.max_chars
+        for descriptor, text in zip(descriptors, texts, strict=True):
+            if text is None:
+                continue
+            chars += len(text) + TEXT_ENTRY_CHARS
+            if chars > room:
+                chars -= len(text) + TEXT_ENTRY_CHARS
+                break
+            kept[descriptor.path, descriptor.scope] = (descriptor.content_version, text)
+        self.chars = chars
+
+    def take(self, descriptor: SourceDescriptor) -> str | None:
+        """The kept text of ``descriptor`` at its content version (once), or None."""
+        kept = self.texts.pop(descriptor.key, None)
+        if kept is None or kept[0] != descriptor.content_version:
+            return None
+        return kept[1]
 
 
 @attrs.define(slots=True)
@@ -156,8 +209,12 @@ async def feed(
     load_text: TextLoader,
     progress: Progress | None = None,
     bound: ApplyBound = DEFAULT_BOUND,
+    texts: SourceTexts | None = None,
 ) -> list[SourceDescriptor]:
     """Hand changed documents (with text when ``needs_text``) to ``partition`` in chunks.
+
+    ``texts`` holds the texts the source handed with the descriptors: those items are
+    not read (an item whose media is not indexed as text gets none, as a read gives it).
 
     A document whose read came from other bytes than its descriptor's content version
     is not handed over (text is never stored under a version it was not made from);
@@ -169,14 +226,18 @@ async def feed(
     moved: list[SourceDescriptor] = []
     done = 0
     for batch in _batches(upserts):
-        reads = await _read_batch(batch, load_text) if needs_text else None
+        given = _given(batch, texts) if needs_text and texts is not None else {}
+        unread = [d for i, d in enumerate(batch) if i not in given] if needs_text else []
+        reads = iter(await _read_batch(unread, load_text) if unread else ())
         for position, descriptor in enumerate(batch):
             done += 1
             if progress is not None:
                 progress(done, len(upserts))
             text = None
-            if reads is not None:
-                read = reads[position]
+            if position in given:
+                text = given[position]
+            elif needs_text:
+                read = next(reads)
                 if isinstance(read, StaleReaderError):  # the source refused the pin
                     moved.append(descriptor)
                     continue
@@ -192,6 +253,18 @@ async def feed(
         del reads  # this batch's texts live on only in the open chunk
     out.apply(chunks.take())
     return moved
+
+
+def _given(batch: Sequence[SourceDescriptor], texts: SourceTexts) -> dict[int, str | None]:
+    """Position -> text of each descriptor of ``batch`` whose text the source handed
+    over (None: its media is not indexed as text)."""
+    given: dict[int, str | None] = {}
+    for position, descriptor in enumerate(batch):
+        text = texts.take(descriptor)
+        if text is not None:
+            media, representation = descriptor.media_type, descriptor.representation
+            given[position] = text if indexes_text(descriptor.path, media, representation) else None
+    return given
 
 
 def _document(descriptor: SourceDescriptor, text: str | None) -> IndexDocument:

@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from taskctx.codes import CoverageReasonCode
+from taskctx.descriptors import check_texts
 from taskctx.model import (
     ContextBudget,
     ContextFilters,
@@ -63,6 +64,14 @@ class ChangeSet(FrozenModel):
     revision: str
     upserts: tuple[SourceDescriptor, ...] = ()
     deletes: tuple[tuple[str, str | None], ...] = ()
+    texts: tuple[str | None, ...] | None = None
+    """The whole text of each upsert, in order, as :attr:`DescriptorPage.texts` gives
+    them for a page (None: the sync reads it)."""
+
+    @model_validator(mode="after")
+    def _one_text_per_upsert(self) -> ChangeSet:
+        check_texts(self.texts, self.upserts, "ChangeSet")
+        return self
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from taskctx.candidates import Candidate, candidate_of
-from taskctx.claims import PARSEABLE
+from taskctx.claims import indexes_text
 from taskctx.dispatch import ScopedReaders, batched, dispatch_read, dispatch_read_many, slice_part
 from taskctx.errors import (
     NotFoundError,
@@ -28,7 +28,7 @@ from taskctx.errors import (
     UnsupportedScopeError,
     UnverifiedReadError,
 )
-from taskctx.media import MediaClass, classify, guess_media_type
+from taskctx.media import classify, guess_media_type
 from taskctx.model import (
     DIRECT_BINDING,
     ContextRef,
@@ -138,12 +138,8 @@ class Readback:
     reuse: ReadReuse | None = None
 
     def is_text(self, candidate: Candidate) -> bool:
-        """Whether a candidate's text may be indexed: text media (reference-only text
-        included, for search), or parsed text of a document, never of an image."""
-        media = classify(candidate.ref.path, candidate.media_type).media_class
-        if candidate.representation is Representation.PARSED_TEXT:
-            return media in PARSEABLE
-        return media is MediaClass.TEXT
+        """Whether a candidate's text may be indexed (:func:`indexes_text`)."""
+        return indexes_text(candidate.ref.path, candidate.media_type, candidate.representation)
 
     async def read(self, candidate: Candidate, limit: int | None) -> ExactRead:
         """Bounded exact content of a candidate (direct, scoped or whole), proven to come

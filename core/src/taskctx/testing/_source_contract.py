@@ -357,6 +357,27 @@ class SourceContract(ReadManyRules):
                 plain.digest,
             ), descriptor.path
 
+    def test_handed_texts_are_what_reads_give(self, source: ContextSource) -> None:
+        """A page that hands over texts (``DescriptorPage.texts``) hands one per
+        descriptor, each exactly the text a read of the descriptor's ref pinned at its
+        content version returns: an index sync indexes it instead of that read."""
+        for page in self._all(source):
+            if page.texts is None:
+                continue
+            assert len(page.texts) == len(page.descriptors)
+            for descriptor, text in zip(page.descriptors, page.texts, strict=True):
+                if text is None:
+                    continue
+                ref = ContextRef(
+                    binding=_BINDING,
+                    path=descriptor.path,
+                    scope=descriptor.scope,
+                    version=descriptor.content_version,
+                )
+                read = self._read_scoped(source, ref, descriptor.media_type, None)
+                assert read.content_version == descriptor.content_version, descriptor.path
+                assert read.text == text, f"{descriptor.key}: the handed text is not the read's"
+
     def test_descriptor_chars_match_the_text(self, source: ContextSource) -> None:
         """A descriptor's ``chars`` (what budgets plan with) is the length of its text."""
         for descriptor in self._whole_items(source):

@@ -34,7 +34,7 @@ from taskctx.model import (
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
 from taskctx_records.content import decode, loads_stored, pretty_json, unchecked_canonical_json
-from taskctx_records.rendered import Rendered, RenderedCache
+from taskctx_records.rendered import Rendered
 from taskctx_records.values import (
     format_content_version,
     format_revision,
@@ -113,10 +113,6 @@ class RecordSource:
 
     kind = "record_store"
     serves_pinned_revisions = True
-    rendered_max_chars = 16_000_000
-    """The most characters of rendered records enumeration keeps for the exact reads of
-    the index sync that follows (:class:`~taskctx_records.rendered.RenderedCache`): about
-    40,000 small records (each counts its text and 256 for itself), some tens of MB."""
 
     def __init__(
         self,
@@ -140,7 +136,6 @@ class RecordSource:
         # the absolute root: a relative one would name another store from another folder
         self.identity = f"record_store:{store.root.resolve()}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
-        self.rendered = RenderedCache(self.rendered_max_chars)
         self._metadata: dict[
             tuple[str, str | None, str, str], tuple[Mapping[str, Any], Mapping[str, Any]]
         ] = {}
@@ -259,18 +254,12 @@ class RecordSource:
         share_value(descriptor, "metadata", metadata)  # one dict for records that share it
         return Rendered(descriptor, collection=collection, scope=scope, text=text, data=data)
 
-    def _kept(self, rendered: Rendered) -> SourceDescriptor:
-        """The descriptor of an enumerated record, its rendering kept for the sync's read."""
-        self.rendered.keep(rendered)
-        return rendered.descriptor
-
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
         """Records alive at the revision asked for (else the current one), by id; ids starting
-        with ``request.path_prefix`` only, when one is given."""
+        with ``request.path_prefix`` only, when one is given. The page hands over the
+        text each record is delivered as, rendered to list it (``DescriptorPage.texts``)."""
 
         def page() -> DescriptorPage:
-            if request.cursor is None:  # a new enumeration: what the last one kept is done
-                self.rendered.clear()
             at = self._at(request.revision)
             listed = self.store.visible_rows(
                 self.scope or None,
@@ -282,12 +271,10 @@ class RecordSource:
             more = len(listed) > request.page_size
             listed = listed[: request.page_size]
             prefix = request.path_prefix or ""
+            rendered = [self._render_row(row) for row in listed if row["id"].startswith(prefix)]
             return DescriptorPage(
-                descriptors=tuple(
-                    self._kept(self._render_row(row))
-                    for row in listed
-                    if row["id"].startswith(prefix)
-                ),
+                descriptors=tuple(r.descriptor for r in rendered),
+                texts=tuple(r.text for r in rendered),
                 revision=format_revision(at),
                 next_cursor=listed[-1]["id"] if more and listed else None,
             )
@@ -303,19 +290,20 @@ class RecordSource:
 
         def changes() -> ChangeSet:
             until = self.store.scope_revision(self.scope or None, self.collections)
-            upserts: list[SourceDescriptor] = []
+            upserts: list[Rendered] = []
             deletes: list[tuple[str, str | None]] = []
             for record_id in self.store.touched_ids(start, until):
                 now = self._alive(record_id, until)
                 if now is not None:
-                    upserts.append(self._kept(self._render(now)))
+                    upserts.append(self._render(now))
                 elif self._alive(record_id, start) is not None:
                     deletes.append((record_id, None))
             return ChangeSet(
                 since=since,
                 revision=format_revision(until),
-                upserts=tuple(upserts),
+                upserts=tuple(r.descriptor for r in upserts),
                 deletes=tuple(deletes),
+                texts=tuple(r.text for r in upserts),
             )
 
         return await asyncio.to_thread(changes)
@@ -341,9 +329,6 @@ class RecordSource:
         """The record (as of the pinned version, when the ref carries one), bounded."""
 
         def read() -> ExactRead:
-            rendered = self.rendered.take(ref.path, ref.version)
-            if rendered is not None:
-                return self._exact(ref, rendered, limit, enumerated=True)
             try:
                 record = self.store.get(ref.path, at_revision=_revision_of(ref.version))
             except NotFoundError:
@@ -356,24 +341,13 @@ class RecordSource:
         self, refs: Sequence[ContextRef], limit: int | None = None
     ) -> list[ExactRead | Exception]:
         """Each ref read as ``async_read_exact`` reads it, in one thread hop and one SQL
-        query per few hundred records (each as of the version its ref pins); a version
-        enumeration just rendered is served as rendered, without a query."""
+        query per few hundred records (each as of the version its ref pins)."""
 
         def read_all() -> list[ExactRead | Exception]:
-            kept = [self.rendered.take(ref.path, ref.version) for ref in refs]
-            missing = [ref for ref, rendered in zip(refs, kept, strict=True) if rendered is None]
-            records = iter(
-                self.store.get_many([(ref.path, _revision_of(ref.version)) for ref in missing])
-                if missing
-                else ()
-            )
+            records = self.store.get_many([(ref.path, _revision_of(ref.version)) for ref in refs])
             answers: list[ExactRead | Exception] = []
-            for ref, rendered in zip(refs, kept, strict=True):
+            for ref, record in zip(refs, records, strict=True):
                 try:
-                    if rendered is not None:
-                        answers.append(self._exact(ref, rendered, limit, enumerated=True))
-                        continue
-                    record = next(records)
                     if isinstance(record, NotFoundError):
                         raise NotFoundError(f"record {ref.path!r} is not in the store")
                     if isinstance(record, Exception):
@@ -385,15 +359,9 @@ class RecordSource:
 
         return await asyncio.to_thread(read_all)
 
-    def _exact(
-        self, ref: ContextRef, rendered: Rendered, limit: int | None, *, enumerated: bool = False
-    ) -> ExactRead:
-        """The read of a rendered record for ``ref``: refused outside the scope, else bounded.
-
-        ``enumerated``: the rendering is one this source kept while listing its scope
-        (enumeration's SQL or the journal's ``_visible``), so it is in scope already.
-        """
-        if not enumerated and not self._visible(rendered.collection, rendered.scope):
+    def _exact(self, ref: ContextRef, rendered: Rendered, limit: int | None) -> ExactRead:
+        """The read of a rendered record for ``ref``: refused outside the scope, else bounded."""
+        if not self._visible(rendered.collection, rendered.scope):
             raise PolicyError(
                 f"record {ref.path!r} is outside this source's scope "
                 f"{self.scope or '{}'} / collections {self.collections}"
