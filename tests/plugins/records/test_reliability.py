@@ -21,12 +21,15 @@ WRITER = textwrap.dedent(
     store = RecordStore(sys.argv[1])
     for i in range(int(sys.argv[3])):
         store.put({"writer": sys.argv[2], "i": i}, collection="load", scope={"w": sys.argv[2]})
+        if i % 5 == 0:  # events take revisions from the same store revision
+            store.append_event("load-" + sys.argv[2], "wrote", {"i": i})
     """
 )
 
 
 def test_four_processes_lose_nothing(tmp_path: Path) -> None:
-    """4 processes x 250 puts at once: 1,000 records with 1,000 distinct revisions."""
+    """4 processes x 250 puts (and 50 events) at once: 1,000 records and 200 events with
+    1,200 distinct revisions, the store revision the largest of them."""
     RecordStore(tmp_path).close()
     procs = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(n), "250"])
@@ -34,10 +37,13 @@ def test_four_processes_lose_nothing(tmp_path: Path) -> None:
     ]
     assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
     store = RecordStore(tmp_path)
-    assert store.revision == 1_000
+    assert store.revision == 1_200
     assert store.query(collection="load").coverage.considered == 1_000
-    revisions = store._conn.execute("SELECT COUNT(DISTINCT revision) FROM records").fetchone()[0]
-    assert revisions == 1_000
+    revisions = store._conn.execute(
+        "SELECT COUNT(DISTINCT revision) FROM "
+        "(SELECT revision FROM records UNION ALL SELECT revision FROM events)"
+    ).fetchone()[0]
+    assert revisions == 1_200
     for n in range(4):
         assert store.query(scope={"w": str(n)}).coverage.considered == 250
 

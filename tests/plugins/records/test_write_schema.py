@@ -101,7 +101,7 @@ def _rows(conn: sqlite3.Connection, table: str, order: str) -> list[tuple[Any, .
 
 def _reads(conn: sqlite3.Connection) -> dict[str, Any]:
     """Every read of the query module, at every revision: the answers a migration keeps."""
-    (top,) = conn.execute("SELECT revision FROM store_state").fetchone()
+    (top,) = conn.execute("SELECT max(revision) FROM records").fetchone()
     ids = [row[0] for row in conn.execute("SELECT DISTINCT id FROM records ORDER BY id")]
     answers: dict[str, Any] = {}
     for revision in range(int(top) + 1):
@@ -134,7 +134,7 @@ def test_migration_converts_a_version_2_database_in_place(tmp_path: Path) -> Non
 
     store = RecordStore(tmp_path)
     migrated = store._conn
-    assert migrated.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert migrated.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert _rows(migrated, "records", "revision") == before_records
     assert _rows(migrated, "record_scope", "id, version, key, current") == before_scope
     assert _rows(migrated, "events", "revision") == before_events
@@ -170,7 +170,8 @@ def _btrees(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def test_a_record_is_stored_in_fewer_btrees(tmp_path: Path) -> None:
     """records is keyed by revision (no UNIQUE(revision) index) and record_scope is
-    WITHOUT ROWID: a put with scope writes 8 B-trees (store_state included), not 11."""
+    WITHOUT ROWID: a put with scope writes 7 B-trees, not 11 (and no store_state row:
+    the revision is read from the rows, schema version 4)."""
     store = RecordStore(tmp_path)
     conn = store._conn
     columns = {row[1]: row[5] for row in conn.execute("PRAGMA table_info(records)")}
@@ -301,9 +302,54 @@ def test_no_store_query_scans_where_it_searched_an_index_before(
 
 
 def test_migrations_are_listed_in_order() -> None:
-    """MIGRATIONS holds one step per version (the third re-keys records and scope)."""
-    assert SCHEMA_VERSION == len(MIGRATIONS) == 3
+    """MIGRATIONS holds one step per version (the third re-keys records and scope, the
+    fourth drops the revision counter)."""
+    assert SCHEMA_VERSION == len(MIGRATIONS) == 4
     assert any("WITHOUT ROWID" in statement for statement in MIGRATIONS[2])
+    assert any("DROP COLUMN revision" in statement for statement in MIGRATIONS[3])
+
+
+WRITE_KINDS = ("record", "link", "event", "checkpoint")
+"""The writes that take a store revision."""
+
+
+def _write(store: RecordStore, kind: str, record_id: str) -> int:
+    """One write of ``kind`` (a link relates ``record_id`` to itself); its revision."""
+    if kind == "record":
+        return store.put("r", collection="c").revision
+    if kind == "link":
+        return store.link(record_id, record_id, "self").revision
+    if kind == "event":
+        return store.append_event("s", "t", {}).revision
+    return store.checkpoint("run", {"n": 1}).revision
+
+
+@pytest.mark.parametrize("last", WRITE_KINDS)
+def test_the_revision_is_the_largest_of_the_rows_across_a_migration(
+    tmp_path: Path, last: str
+) -> None:
+    """A version-3 store (its counter row at the revision) opens at version 4 with the same
+    revision, whichever kind of write was last; the counter is gone, snapshots name that
+    revision and every next write, of any kind, takes the next one."""
+    path = _db_path(tmp_path)
+    store = RecordStore(tmp_path)
+    first = store.put("first", collection="c").id
+    assert _write(store, last, first) == 2
+    store.close()
+    conn = sqlite3.connect(path)  # back to version 3, its counter row at the revision
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("DROP INDEX checkpoints_by_revision")
+    conn.execute("ALTER TABLE store_state ADD COLUMN revision INTEGER NOT NULL DEFAULT 2")
+    conn.close()
+    store = RecordStore(tmp_path)
+    assert store._conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    columns = {row[1] for row in store._conn.execute("PRAGMA table_info(store_state)")}
+    assert columns == {"id", "store_id"}
+    assert store.revision == 2
+    assert store.snapshot("after").revision == 2
+    assert [_write(store, kind, first) for kind in WRITE_KINDS] == [3, 4, 5, 6]
+    assert store.revision == 6
+    store.close()
 
 
 @pytest.mark.parametrize(

@@ -199,7 +199,16 @@ _V3 = [
     "CREATE INDEX record_scope_by_revision ON record_scope (key, value, revision)",
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3))
+# Version 4 (issue 17): no revision counter row. Every table a write adds to holds the
+# revision of its rows (records, links and events as their rowid), so the store revision
+# is the largest of them (``writes.current_revision``): a put reads it under the write
+# lock instead of rewriting one hot page in every transaction.
+_V4 = [
+    "CREATE INDEX checkpoints_by_revision ON checkpoints (revision)",
+    "ALTER TABLE store_state DROP COLUMN revision",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3), tuple(_V4))
 """``MIGRATIONS[i]`` upgrades schema version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

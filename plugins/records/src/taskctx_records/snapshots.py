@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskctx_records.values import Snapshot
-from taskctx_records.writes import Transaction, utc_now
+from taskctx_records.writes import Transaction, current_revision, utc_now
 
 __all__ = ["kept", "take"]
 
@@ -21,8 +21,7 @@ def take(write: Transaction, name: str | None = None, keep_last: int = 10) -> Sn
         raise ValueError("keep_last must be at least 1")
     now = utc_now()
     with write() as conn:
-        state = conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()
-        revision = int(state["revision"])
+        revision = current_revision(conn)
         if name is None:
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM snapshots").fetchone()
             name = f"snapshot-{revision}-{seq['next']}"

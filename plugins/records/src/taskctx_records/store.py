@@ -61,6 +61,7 @@ from taskctx_records.writes import (
     PutItem,
     WriteTransaction,
     allocate,
+    current_revision,
     prepare_new,
     utc_now,
     write_new,
@@ -177,8 +178,7 @@ class RecordStore:
     def revision(self) -> int:
         """The current store revision (0 for an empty store): one counter for every write."""
         with self._read() as conn:
-            state = conn.execute("SELECT revision FROM store_state WHERE id = 1").fetchone()
-            return int(state["revision"])
+            return current_revision(conn)
 
     # -- records --------------------------------------------------------------------------
 

@@ -34,10 +34,12 @@ from taskctx_records.schema import OPEN_END, translated_error
 from taskctx_records.values import RecordRef, record_id_of
 
 __all__ = [
+    "CURRENT_REVISION_SQL",
     "PutItem",
     "Transaction",
     "WriteTransaction",
     "allocate",
+    "current_revision",
     "new_record_id",
     "prepare_new",
     "utc_now",
@@ -187,13 +189,29 @@ class PutItem:
         return cls(content, collection, kind, scope, source, meta, named)
 
 
+CURRENT_REVISION_SQL = (
+    "SELECT max("
+    "(SELECT coalesce(max(revision), 0) FROM records), "
+    "(SELECT coalesce(max(revision), 0) FROM links), "
+    "(SELECT coalesce(max(revision), 0) FROM events), "
+    "(SELECT coalesce(max(revision), 0) FROM checkpoints)) AS revision"
+)
+"""The store revision: the largest revision of any row a write added (each table keeps
+its rows' revisions in a key or an index, so each max is one seek)."""
+
+
+def current_revision(conn: sqlite3.Connection) -> int:
+    """The current store revision (0 for an empty store), as ``conn`` sees it."""
+    return int(conn.execute(CURRENT_REVISION_SQL).fetchone()["revision"])
+
+
 def allocate(conn: sqlite3.Connection, count: int) -> int:
-    """Take ``count`` revisions in the caller's transaction; return the first."""
-    row = conn.execute(
-        "UPDATE store_state SET revision = revision + ? WHERE id = 1 RETURNING revision",
-        (count,),
-    ).fetchone()
-    return int(row["revision"]) - count + 1
+    """The first of ``count`` new revisions, in the caller's write transaction.
+
+    Nothing is reserved: the caller writes rows at exactly these revisions before it
+    allocates again, and the write lock keeps every other writer out until it commits.
+    """
+    return current_revision(conn) + 1
 
 
 class _Latest(NamedTuple):
