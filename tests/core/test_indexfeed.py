@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from taskctx import indexfeed
 from taskctx.index import ContextIndex, PartitionState, RevisionMovedError
 from taskctx.indexfeed import READ_BATCH, TEXT_ENTRY_CHARS, ApplyBound, SourceTexts, chunked
 from taskctx.model import (
@@ -18,6 +19,7 @@ from taskctx.model import (
     ExactRead,
     SourceDescriptor,
 )
+from taskctx.partition import doc_id_of
 from taskctx.protocols import ChangeSet, IndexDocument, PartitionKey
 from taskctx.testing import MemorySource
 from tests.core.sources import numbered
@@ -271,3 +273,30 @@ def test_a_page_or_change_set_with_texts_not_one_per_descriptor_is_refused() -> 
     with pytest.raises(ValidationError, match=r"ChangeSet\.texts holds 0 texts for 1"):
         ChangeSet(since="r0", revision="r1", upserts=(descriptor,), texts=())
     assert DescriptorPage(descriptors=(descriptor,), revision="r1", texts=(None,)).texts == (None,)
+
+
+@pytest.mark.parametrize("text", [None, "", "body é"])
+def test_a_fed_document_equals_the_validated_one(text: str | None) -> None:
+    """The documents a sync builds without validating again are the validated model."""
+    descriptor = SourceDescriptor(
+        path="notes/a.md",
+        scope="lines:1-2",
+        title="A",
+        media_type="text/markdown",
+        content_version="v1",
+        metadata={"k": [1, {"n": None}]},
+    )
+    built = indexfeed._document(descriptor, text)
+    validated = IndexDocument(
+        doc_id=doc_id_of("notes/a.md", "lines:1-2"),
+        path="notes/a.md",
+        scope="lines:1-2",
+        title="A",
+        text=text,
+        content_version="v1",
+        media_type="text/markdown",
+        metadata={"k": [1, {"n": None}]},
+    )
+    assert built == validated
+    assert built.model_dump() == validated.model_dump()
+    assert IndexDocument.model_validate(built.model_dump()) == built

@@ -27,6 +27,7 @@ import attrs
 
 from taskctx.claims import indexes_text
 from taskctx.errors import StaleReaderError
+from taskctx.frozen import Packer
 from taskctx.model import ExactRead, SourceDescriptor
 from taskctx.partition import DescriptorKey, doc_id_of
 from taskctx.protocols import IndexDocument, IndexPartition
@@ -267,16 +268,33 @@ def _given(batch: Sequence[SourceDescriptor], texts: SourceTexts) -> dict[int, s
     return given
 
 
+_DOCUMENT_FIELDS = (
+    "doc_id", "path", "scope", "title", "text", "content_version", "media_type", "metadata"
+)  # fmt: skip
+if tuple(IndexDocument.model_fields) != _DOCUMENT_FIELDS:
+    raise RuntimeError("IndexDocument's fields changed: update indexfeed._document")
+_DOCUMENTS = Packer(IndexDocument)
+_EVERY_FIELD = set(_DOCUMENT_FIELDS)
+"""The fields set of every document ``_document`` makes (one set, never changed)."""
+
+
 def _document(descriptor: SourceDescriptor, text: str | None) -> IndexDocument:
-    return IndexDocument(
-        doc_id=doc_id_of(*descriptor.key),
-        path=descriptor.path,
-        scope=descriptor.scope,
-        title=descriptor.title,
-        text=text,
-        content_version=descriptor.content_version,
-        media_type=descriptor.media_type,
-        metadata=descriptor.metadata,
+    """The document of a descriptor and its text (None: no text), equal to the validated
+    ``IndexDocument(...)`` of the same fields. Built as ``Packer.unpack`` builds a model,
+    not validated again: every value is a validated descriptor's, or text that was
+    validated as a read's or a page's."""
+    return _DOCUMENTS.unpack(
+        (
+            doc_id_of(descriptor.path, descriptor.scope),
+            descriptor.path,
+            descriptor.scope,
+            descriptor.title,
+            text,
+            descriptor.content_version,
+            descriptor.media_type,
+            descriptor.metadata,
+            _EVERY_FIELD,
+        )
     )
 
 

@@ -261,7 +261,10 @@ class PartitionState:
         if cached is None:
             rows = self.rows
             everything = self.structure.keys
-            passing = [key for key in everything if passes_filters(unpack(rows[key]), filters)]
+            if by_path_only(filters):  # the key holds the path: nothing to unpack
+                passing = [key for key in everything if passes_path_filters(key[0], filters)]
+            else:
+                passing = [key for key in everything if passes_filters(unpack(rows[key]), filters)]
             view = None if len(passing) == len(everything) else SortedKeys(rows)
             if view is not None:
                 view.keys = passing  # already in structural order
@@ -343,14 +346,24 @@ def _dotted(metadata: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
     return True, current
 
 
-def passes_filters(descriptor: SourceDescriptor, filters: ContextFilters) -> bool:
-    """Whether a descriptor passes the structural filters of a read."""
-    path = descriptor.path
+def by_path_only(filters: ContextFilters) -> bool:
+    """Whether ``filters`` judge a descriptor by its path alone (no size, media type or
+    metadata filter): :func:`passes_path_filters` then decides."""
+    return filters.max_size is None and filters.media_types is None and not filters.metadata
+
+
+def passes_path_filters(path: str, filters: ContextFilters) -> bool:
+    """Whether ``path`` passes the path filters of a read (hidden, prefix, glob)."""
     if not filters.include_hidden and is_hidden_path(path):
         return False
     if filters.path_prefix and not path.startswith(filters.path_prefix):
         return False
-    if filters.glob and not fnmatch.fnmatchcase(path, filters.glob):
+    return not filters.glob or fnmatch.fnmatchcase(path, filters.glob)
+
+
+def passes_filters(descriptor: SourceDescriptor, filters: ContextFilters) -> bool:
+    """Whether a descriptor passes the structural filters of a read."""
+    if not passes_path_filters(descriptor.path, filters):
         return False
     if filters.max_size is not None:
         size = descriptor.chars if descriptor.chars is not None else descriptor.size
