@@ -12,7 +12,7 @@ import pytest
 
 from taskctx import PluginHost, TaskContext
 from taskctx.codes import ProblemCode
-from taskctx.frozen import Packer
+from taskctx.frozen import Builder, Packer
 from taskctx.model import (
     ContextRef,
     EnumerationRequest,
@@ -75,6 +75,42 @@ def test_a_packer_refuses_another_model() -> None:
     """A row is only ever made from the packer's own class."""
     with pytest.raises(TypeError, match="packs SourceDescriptor, not ContextRef"):
         PACKER.pack(ContextRef(binding="b", path="p"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "descriptor",
+    [_rich(), SourceDescriptor(path="a.txt", content_version="v1")],
+    ids=["every-field", "defaults"],
+)
+def test_a_built_descriptor_is_the_validated_one(descriptor: SourceDescriptor) -> None:
+    """A Builder given the fields a descriptor was made with makes an equal descriptor with
+    the same fields set and dumps; defaults from a factory are fresh per model."""
+    given = tuple(
+        name for name in SourceDescriptor.model_fields if name in descriptor.model_fields_set
+    )
+    builder = Builder(SourceDescriptor, given)
+    built = builder.build(**{name: getattr(descriptor, name) for name in given})
+    assert built == descriptor
+    assert type(built) is SourceDescriptor
+    assert built.model_fields_set == descriptor.model_fields_set
+    assert built.model_dump_json() == descriptor.model_dump_json()
+    assert pickle.loads(pickle.dumps(built)) == descriptor
+    with pytest.raises(ValueError, match="frozen"):
+        built.path = "other"  # type: ignore[misc]
+    bare = Builder(SourceDescriptor, ("path", "content_version"))
+    one, two = (bare.build(path="p", content_version="v") for _ in range(2))
+    assert one.metadata == {}
+    assert one.metadata is not two.metadata
+
+
+def test_a_builder_refuses_unknown_repeated_or_missing_fields() -> None:
+    """A Builder is made of the model's own fields, each once, the required ones among them."""
+    with pytest.raises(ValueError, match="builds from its own fields once each"):
+        Builder(SourceDescriptor, ("path", "content_version", "nope"))
+    with pytest.raises(ValueError, match="builds from its own fields once each"):
+        Builder(SourceDescriptor, ("path", "path", "content_version"))
+    with pytest.raises(ValueError, match=r"needs \['content_version'\] given"):
+        Builder(SourceDescriptor, ("path",))
 
 
 def _enumerated(source: MemorySource) -> list[SourceDescriptor]:

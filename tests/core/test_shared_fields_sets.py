@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from taskctx import PluginHost, TaskContext
-from taskctx.frozen import share_fields_sets, share_value
+from taskctx.frozen import share_fields_sets
 from taskctx.model import ContextRef, SourceDescriptor
 from taskctx.testing import MemorySource
 from tests.core.sources import numbered
@@ -75,24 +73,6 @@ def test_an_index_keeps_its_descriptors_with_shared_sets(tmp_path: Path) -> None
     kept = state.ordered
     assert len(kept) == 20
     assert len({id(d.model_fields_set) for d in kept}) == 1
-
-
-def test_an_equal_value_is_shared_back_and_another_is_refused() -> None:
-    """share_value lets a model hold the caller's own dict where pydantic made a copy; a
-    value that is not equal (or of another type) is refused, and the model is unchanged."""
-    metadata = {"collection": "obs", "scope": {"task": "t"}}
-    first, second = (
-        SourceDescriptor(path=p, content_version="v", metadata=metadata) for p in ("a", "b")
-    )
-    assert first.metadata is not metadata  # pydantic's own copy
-    share_value(first, "metadata", metadata)
-    share_value(second, "metadata", metadata)
-    assert first.metadata is second.metadata is metadata
-    assert first == SourceDescriptor(path="a", content_version="v", metadata=dict(metadata))
-    for other in ({"collection": "other"}, [("collection", "obs")]):
-        with pytest.raises(ValueError, match="'metadata' of SourceDescriptor is not equal"):
-            share_value(second, "metadata", other)
-    assert second.metadata is metadata
 
 
 def test_a_record_store_partition_keeps_one_metadata_dict_per_kind(tmp_path: Path) -> None:

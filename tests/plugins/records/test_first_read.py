@@ -176,7 +176,8 @@ def test_a_version_written_after_enumeration_is_never_served_stale(store: Record
 def test_enumerated_descriptors_equal_those_of_the_records_read(tmp_path: Path) -> None:
     """Enumeration renders from SQLite rows without making Records; its descriptors and
     reads are exactly those the journal renders from Records: JSON, text, bytes, text
-    holding NUL, meta, no kind, non-ASCII, a new version and a tombstone."""
+    holding NUL, meta, no kind, non-ASCII, a new version and a tombstone; and each equals
+    the descriptor validation makes of its fields."""
     store = RecordStore(tmp_path / "store")
     store.put({"b": [1, 2.5, None, True], "a": "é"}, collection="obs", kind="k", scope=SCOPE)
     store.put("plain", collection="notes", scope=SCOPE, meta={"by": {"name": "ann"}})
@@ -194,4 +195,11 @@ def test_enumerated_descriptors_equal_those_of_the_records_read(tmp_path: Path) 
     by_path = sorted(zip(journal.upserts, journal.texts, strict=True), key=lambda p: p[0].path)
     assert listed == by_path
     assert {d.path for d, _ in listed} >= {"blob", "nul", "twice"}
+    for descriptor, _ in listed:  # built unvalidated: each is what validation makes
+        fields = {name: getattr(descriptor, name) for name in descriptor.model_fields_set}
+        validated = SourceDescriptor(**fields)
+        assert descriptor == validated
+        assert descriptor.model_fields_set == validated.model_fields_set
+        assert descriptor.model_dump_json() == validated.model_dump_json()
+        assert SourceDescriptor.model_validate_json(descriptor.model_dump_json()) == descriptor
     assert {d.path: t for d, t in listed}["nul"] is None  # NUL text is no text

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskctx.codes import ProblemCode
 from taskctx.errors import NotFoundError, PolicyError
-from taskctx.frozen import share_value
+from taskctx.frozen import Builder
 from taskctx.jsonsafe import check_json_depth
 from taskctx.media import classify_bytes, text_nul
 from taskctx.model import (
@@ -96,6 +96,25 @@ def _revision_of(content_version: str | None) -> int | None:
     except ValueError:
         return None
 
+
+_DESCRIPTORS = Builder(
+    SourceDescriptor,
+    (
+        "path",
+        "title",
+        "media_type",
+        "size",
+        "chars",
+        "content_version",
+        "representation",
+        "problem",
+        "metadata",
+    ),
+)
+"""Every descriptor this source makes, unvalidated: each value is of its field's type by
+construction (the row's TEXT and INTEGER columns, a Representation, a Problem or None,
+metadata decoded from JSON the store checked when it wrote it), and
+``tests/plugins/records`` checks them equal to the validated descriptors."""
 
 SHARED_METADATA = 4096
 """The most distinct (collection, kind, scope, meta) a source remembers while enumerating."""
@@ -240,7 +259,7 @@ class RecordSource:
             representation = Representation.REFERENCE_ONLY
         kind = metadata["kind"]
         title = f"{collection}/{kind}" if kind else collection
-        descriptor = SourceDescriptor(
+        descriptor = _DESCRIPTORS.build(  # one metadata dict for records that share it
             path=record_id,
             title=f"{title} {record_id}",
             media_type=media_type,
@@ -251,7 +270,6 @@ class RecordSource:
             problem=problem,
             metadata=metadata,
         )
-        share_value(descriptor, "metadata", metadata)  # one dict for records that share it
         return Rendered(descriptor, collection=collection, scope=scope, text=text, data=data)
 
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
