@@ -31,6 +31,7 @@ from typing import Any
 
 from bench import records, workspace
 from bench.common import REPO_ROOT, result_header, write_result
+from taskctx.statefiles import STATE_DIR_ENV
 
 __all__ = [
     "AGENTLY_VERSION",
@@ -297,7 +298,9 @@ def _run_side(side: str, python: Path, spec: dict[str, Any], base: Path) -> dict
     spec_file.write_text(json.dumps(spec), encoding="utf-8")
     if side == "taskctx":
         command = [sys.executable, "-m", "bench.peer_taskctx", str(spec_file), str(out_file)]
-        cwd, env = REPO_ROOT, None
+        # the workspace's derived state (its index) goes to the run's folder, not the
+        # user's state folder: each run starts cold and leaves nothing behind
+        cwd, env = REPO_ROOT, {**os.environ, STATE_DIR_ENV: str(base / "taskctx-state")}
     else:
         command = [str(python), str(DRIVER), str(spec_file), str(out_file)]
         env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}

@@ -28,14 +28,14 @@ from taskctx.model import (
     ExactRead,
     Problem,
     Representation,
-    SectionInfo,
     SourceDescriptor,
 )
 from taskctx.progress import report
 from taskctx.protocols import ChangeSet, ParsedDocument
 from taskctx.sections import markdown_sections, parse_line_scope, passages, slice_lines
 from taskctx.statefiles import StateDir
-from taskctx_workspace.units import document_units
+from taskctx_workspace.handed import HandedTexts
+from taskctx_workspace.units import document_units, read_notes, section_of
 
 if TYPE_CHECKING:
     from taskctx.policy import RunConfiguration
@@ -115,6 +115,7 @@ class WorkspaceSource:
         self._scans: dict[str, dict[str, Stamp]] = {}
         self._latest: _Scan | None = None
         self._listing: tuple[str, list[SourceDescriptor]] | None = None
+        self._texts = HandedTexts()
 
     def with_configuration(self, configuration: RunConfiguration) -> WorkspaceSource:
         """Itself, under any configuration: a workspace contacts no host."""
@@ -183,26 +184,7 @@ class WorkspaceSource:
             "content_version": version,
         }
         if decision.media_class is MediaClass.TEXT:
-            try:
-                text = decode_text(data)
-            except MediaError as exc:
-                problem = Problem(code=ProblemCode.INVALID_TEXT, message=f"{path}: {exc}")
-                yield SourceDescriptor(
-                    **base, representation=Representation.REFERENCE_ONLY, problem=problem
-                )
-                return
-            sections = markdown_sections(text) if decision.media_type == "text/markdown" else ()
-            yield SourceDescriptor(**base, chars=len(text), sections=sections)
-            if len(text) > self.chunk_chars:
-                markdown = decision.media_type == "text/markdown"
-                parts = passages(text, self.chunk_chars, markdown=markdown)
-                for position, chunk in enumerate(parts):
-                    yield SourceDescriptor(
-                        **{**base, "title": f"{title}: {chunk.title}"},
-                        chars=chunk.chars,
-                        scope=chunk.scope,
-                        position=position,
-                    )
+            yield from self._describe_text(path, base, data, decision.media_type)
             return
         if decision.media_class is MediaClass.DOCUMENT:
             try:
@@ -230,9 +212,39 @@ class WorkspaceSource:
             return
         yield SourceDescriptor(**base, representation=Representation.REFERENCE_ONLY)
 
+    def _describe_text(
+        self, path: str, base: dict[str, Any], data: bytes, media_type: str
+    ) -> Iterable[SourceDescriptor]:
+        """The descriptors of a text file: the file, then its passages when it is long."""
+        title = base["title"]
+        try:
+            text = decode_text(data)
+        except MediaError as exc:
+            problem = Problem(code=ProblemCode.INVALID_TEXT, message=f"{path}: {exc}")
+            yield SourceDescriptor(
+                **base, representation=Representation.REFERENCE_ONLY, problem=problem
+            )
+            return
+        sections = markdown_sections(text) if media_type == "text/markdown" else ()
+        if len(text) <= self.chunk_chars:
+            # a file cut into passages is read by the sync once for all its parts
+            self._texts.hold(path, text)
+        yield SourceDescriptor(**base, chars=len(text), sections=sections)
+        if len(text) > self.chunk_chars:
+            markdown = media_type == "text/markdown"
+            parts = passages(text, self.chunk_chars, markdown=markdown)
+            for position, chunk in enumerate(parts):
+                yield SourceDescriptor(
+                    **{**base, "title": f"{title}: {chunk.title}"},
+                    chars=chunk.chars,
+                    scope=chunk.scope,
+                    position=position,
+                )
+
     def _descriptors_at(self, scan: _Scan) -> list[SourceDescriptor]:
         if self._listing is not None and self._listing[0] == scan.revision:
             return self._listing[1]
+        self._texts.clear()  # what an earlier enumeration did not hand over is not needed
         listing: list[SourceDescriptor] = []
         paths = sorted(scan.stamps)
         fresh = sum(not self._known(path, scan.stamps[path]) for path in paths)
@@ -250,7 +262,9 @@ class WorkspaceSource:
         return listing
 
     async def async_enumerate_descriptors(self, request: EnumerationRequest) -> DescriptorPage:
-        """Descriptors of the current files in path order; the cursor is an offset."""
+        """Descriptors of the current files in path order; the cursor is an offset. A page
+        hands over the text of each file this enumeration read (``DescriptorPage.texts``,
+        within ``handed.HANDED_TEXT_CHARS``), so an index sync does not read it again."""
 
         def page() -> DescriptorPage:
             listed = self._listing
@@ -273,6 +287,7 @@ class WorkspaceSource:
                 revision=revision,
                 next_cursor=str(end) if end < len(listing) else None,
                 total=len(listing),
+                texts=self._texts.hand(chunk),
             )
 
         return await asyncio.to_thread(page)
@@ -307,7 +322,11 @@ class WorkspaceSource:
                 deletes.extend(sorted(old_keys - {d.key for d in fresh}, key=str))
             self._listing = None
             return ChangeSet(
-                since=since, revision=scan.revision, upserts=tuple(upserts), deletes=tuple(deletes)
+                since=since,
+                revision=scan.revision,
+                upserts=tuple(upserts),
+                deletes=tuple(deletes),
+                texts=self._texts.hand(upserts),
             )
 
         return await asyncio.to_thread(diff)
@@ -413,7 +432,7 @@ class WorkspaceSource:
                 representation=Representation.PARSED_TEXT,
                 content_version=version,
                 sections=parsed.sections,
-                notes=_notes(parsed),
+                notes=read_notes(parsed),
             )
         # an image is validated by the kernel (taskctx.images) when it becomes an attachment
         return ExactRead(
@@ -429,7 +448,7 @@ class WorkspaceSource:
         path, version, decision = loaded.path, loaded.version, loaded.decision
         if decision.media_class is MediaClass.DOCUMENT:
             parsed = self._parsed(loaded)
-            section = _section(parsed, scope)
+            section = section_of(parsed, scope)
             if section is not None and section.start is not None and section.end is not None:
                 return ExactRead.from_text(
                     path,
@@ -439,7 +458,7 @@ class WorkspaceSource:
                     media_type=decision.media_type,
                     representation=Representation.PARSED_TEXT,
                     content_version=version,
-                    notes=_notes(parsed),
+                    notes=read_notes(parsed),
                 )
             text = parsed.text
         elif decision.media_class is MediaClass.TEXT:
@@ -471,21 +490,6 @@ class WorkspaceSource:
             return self.workspace.read_bytes(path)
         except FileNotFoundError:
             raise NotFoundError(f"{path} is not in the workspace {self.workspace.root}") from None
-
-
-def _notes(parsed: ParsedDocument) -> tuple[str, ...]:
-    """What the handler noticed parsing (its ``warnings`` metadata), as read notes."""
-    warnings = parsed.metadata.get("warnings")
-    if not isinstance(warnings, list | tuple):
-        return ()
-    return tuple(str(w) for w in warnings if str(w).strip())
-
-
-def _section(parsed: ParsedDocument, scope: str) -> SectionInfo | None:
-    for section in parsed.sections:
-        if section.scope == scope:
-            return section
-    return None
 
 
 def _offset(cursor: str | None) -> int:

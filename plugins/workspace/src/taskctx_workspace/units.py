@@ -8,6 +8,9 @@ the document's parsed text, so the kernel serves them for this source as for any
 section itself stays readable by its own scope (``page:3``) and listed in the whole
 document's ``sections``; it is not a unit beside its passages, so a page and a passage
 of it never both rank and deliver the same text twice.
+
+A read of a section finds it by its scope (``section_of``) and passes on what the
+handler noticed parsing as the read's notes (``read_notes``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from taskctx.model import SectionInfo
 from taskctx.protocols import ParsedDocument
 from taskctx.sections import format_char_scope, passages
 
-__all__ = ["document_units"]
+__all__ = ["document_units", "read_notes", "section_of"]
 
 
 def document_units(parsed: ParsedDocument, chunk_chars: int) -> list[SectionInfo]:
@@ -43,3 +46,19 @@ def document_units(parsed: ParsedDocument, chunk_chars: int) -> list[SectionInfo
                 )
             )
     return units
+
+
+def read_notes(parsed: ParsedDocument) -> tuple[str, ...]:
+    """What the handler noticed parsing (its ``warnings`` metadata), as read notes."""
+    warnings = parsed.metadata.get("warnings")
+    if not isinstance(warnings, list | tuple):
+        return ()
+    return tuple(str(w) for w in warnings if str(w).strip())
+
+
+def section_of(parsed: ParsedDocument, scope: str) -> SectionInfo | None:
+    """The section of ``parsed`` whose scope is ``scope``, if any."""
+    for section in parsed.sections:
+        if section.scope == scope:
+            return section
+    return None
