@@ -265,6 +265,66 @@ def test_source_texts_keep_the_first_within_their_bound_once_per_version() -> No
     assert texts.take(descriptors[3]) == "z" * 10
 
 
+def test_source_texts_say_where_they_stopped_and_keep_on_after_clear() -> None:
+    """``keep`` returns the position of the first text it had no room for; after
+    ``clear`` it goes on from there. A text that alone exceeds the room is skipped (it
+    is read), and so is one the partition already holds at that version."""
+    descriptors = [SourceDescriptor(path=f"p{n}", content_version=f"v{n}") for n in range(6)]
+    handed = ["a" * 10, "b" * 10, "c" * 10_000, "d" * 10, "e" * 10, "f" * 10]
+    texts = SourceTexts(2 * (TEXT_ENTRY_CHARS + 10), {doc_id_of("p4", None): "v4"})
+    assert texts.keep(descriptors, handed) == 2  # p0 and p1 fill the room
+    assert sorted(path for path, _ in texts.texts) == ["p0", "p1"]
+    texts.clear()
+    assert texts.chars == 0 and not texts.texts
+    # p2 alone exceeds the room (skipped, not stopped at); p4 is indexed at v4 already
+    assert texts.keep(descriptors, handed, 2) == 6
+    assert sorted(path for path, _ in texts.texts) == ["p3", "p5"]
+    assert SourceTexts(0).keep(descriptors, handed) == 6  # no room at all: keeps none
+
+
+def test_texts_past_their_room_are_indexed_during_enumeration_and_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the handed texts outgrow their room, the sync indexes what it holds and goes
+    on: a source far larger than the room is indexed without one read, each item once,
+    and the report counts every item; a second context over the same partition (all
+    indexed at their versions) keeps no text and applies nothing."""
+    room = 4 * (TEXT_ENTRY_CHARS + len("handed item-00000.txt"))
+    monkeypatch.setattr("taskctx.index.SOURCE_TEXT_CHARS", room)
+    source = HandingSource(dict(numbered(30)))
+    provider = SizedProvider()
+    read: list[str] = []
+
+    async def load_text(descriptor: SourceDescriptor) -> ExactRead | None:
+        read.append(descriptor.path)
+        return await source.async_read_exact(ContextRef(binding="b", path=descriptor.path))
+
+    def run(index: ContextIndex) -> PartitionState:
+        key = PartitionKey(binding_id="b", source_identity="s", provider="r")
+        state = index.state(key, provider)
+
+        async def go() -> PartitionState:
+            return await index.sync(state, source, await source.async_revision(), load_text)
+
+        return asyncio.run(go())
+
+    state = run(ContextIndex(tmp_path / "first"))
+    assert read == []
+    applied = [doc_id for upserts, _ in provider.partition.applied for doc_id in upserts]
+    assert sorted(applied) == sorted(doc_id_of(path, None) for path in numbered(30))
+    assert len(provider.partition.applied) >= 30 // 4  # fed four at a time, then the rest
+    assert {d.text for d in provider.partition.docs.values()} == {
+        f"handed {path}" for path in numbered(30)
+    }
+    report = state.last_sync
+    assert report is not None
+    assert (report.added, report.updated, report.unchanged) == (30, 0, 0)
+    calls = len(provider.partition.applied)
+    again = run(ContextIndex(tmp_path / "second"))
+    assert len(provider.partition.applied) == calls and read == []
+    assert again.last_sync is not None and again.last_sync.unchanged == 30
+
+
 def test_a_page_or_change_set_with_texts_not_one_per_descriptor_is_refused() -> None:
     """``texts`` must hold one entry per descriptor (per upsert), or the model is refused."""
     descriptor = SourceDescriptor(path="a", content_version="v")

@@ -26,8 +26,10 @@ from taskctx.gcpause import collector_paused
 from taskctx.indexfeed import (
     DEFAULT_BOUND,
     READ_BATCH,
+    SOURCE_TEXT_CHARS,
     ApplyBound,
     BatchTextLoader,
+    EarlyFeed,
     Progress,
     SourceTexts,
     TextLoader,
@@ -267,9 +269,10 @@ class ContextIndex:
                 return await self._sync_journal(
                     state, source, changes, load_text, progress, started
                 )
-        texts = SourceTexts()
-        fresh, enumeration, reasons = await _enumerate_all(source, revision, texts)
         known = dict(state.partition.indexed_versions())  # a copy: apply() may change it
+        texts = SourceTexts(SOURCE_TEXT_CHARS if state.provider.needs_text else 0, known)
+        early = EarlyFeed(lambda held: self._apply(state, held, [], load_text, None, texts), known)
+        fresh, enumeration, reasons = await _enumerate_all(source, revision, texts, early)
         kept = state.rows
         changed = [(key, row) for key, row in fresh.items() if kept.get(key) != row]
         gone = [key for key in kept if key not in fresh]
@@ -280,19 +283,19 @@ class ContextIndex:
         )
         unindex = [key for key in keys_of(known) if key not in fresh]
         moved_items = await self._apply(state, to_index, unindex, load_text, progress, texts)
-        del texts  # what the feed did not take (unchanged items) goes now
+        texts.clear()  # what the feed did not take goes now
         await _stop_if_moved(state, source, revision, moved_items)
         state.replace_packed(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision
         state.generation_seen = _generation(state.partition)
-        added = sum(1 for key in to_index.keys if doc_id_of(*key) not in known)
+        added = early.added + sum(1 for key in to_index.keys if doc_id_of(*key) not in known)
         state.last_sync = SyncReport(
             mode="diff",
             added=added,
-            updated=len(to_index) - added,
+            updated=len(to_index) + early.fed - added,
             removed=len(unindex),
-            unchanged=len(fresh) - len(to_index),
+            unchanged=len(fresh) - len(to_index) - early.fed,
             seconds=time.perf_counter() - started,
         )
         return state
@@ -447,11 +450,11 @@ def _generation(partition: IndexPartition) -> str | None:
 
 
 async def _enumerate_all(
-    source: ContextSource, revision: str, texts: SourceTexts
+    source: ContextSource, revision: str, texts: SourceTexts, early: EarlyFeed
 ) -> tuple[dict[DescriptorKey, PackedDescriptor], Enumeration, tuple[str, ...]]:
     """Every descriptor of ``revision``, packed as it arrives (a page's models are let
     go before the next page is asked for), by key in enumeration order; the texts the
-    pages hand over are kept in ``texts`` (within its bound)."""
+    pages hand over are kept in ``texts``, indexed by ``early`` whenever it is full."""
     rows: dict[DescriptorKey, PackedDescriptor] = {}
     cursor: str | None = None
     enumeration = Enumeration.EXHAUSTIVE
@@ -465,7 +468,10 @@ async def _enumerate_all(
         share_fields_sets(page.descriptors)  # the partition keeps them all
         for descriptor in page.descriptors:
             rows[descriptor.key] = pack(descriptor)
-        texts.keep(page.descriptors, page.texts)
+        position = texts.keep(page.descriptors, page.texts)
+        while position < len(page.descriptors):
+            await early(rows, texts)
+            position = texts.keep(page.descriptors, page.texts, position)
         if page.enumeration is not Enumeration.EXHAUSTIVE:
             enumeration = page.enumeration
         reasons.extend(r for r in page.reasons if r not in reasons)

@@ -10,7 +10,9 @@ the corpus.
 A source that made its items' texts while enumerating hands them over with the
 descriptors (``DescriptorPage.texts``, ``ChangeSet.texts``): the sync keeps them, within
 ``SOURCE_TEXT_CHARS``, in :class:`SourceTexts` and indexes them without reading those
-items again; the rest are read.
+items again. When the room runs out during an enumeration, the sync indexes what it
+holds and keeps on (``taskctx.index``), so no handed text is read again however large
+the source.
 
 Text is handed over only under the content version of the bytes it was read from: a
 read that reports another version is left out and its descriptor returned, so the sync
@@ -20,7 +22,7 @@ and ``indexed_versions()`` says what the partition holds for the next sync.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -29,7 +31,7 @@ from taskctx.claims import indexes_text
 from taskctx.errors import StaleReaderError
 from taskctx.frozen import Packer
 from taskctx.model import ExactRead, SourceDescriptor
-from taskctx.partition import DescriptorKey, doc_id_of
+from taskctx.partition import DescriptorKey, PackedDescriptor, doc_id_of, unpack
 from taskctx.protocols import IndexDocument, IndexPartition
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "ApplyBound",
     "BatchTextLoader",
     "DocumentChunks",
+    "EarlyFeed",
     "Progress",
     "SourceTexts",
     "TextLoader",
@@ -65,9 +68,9 @@ APPLY_DOCUMENTS = 10_000
 """Documents one ``apply`` call is handed at most (many small records hold little text
 but each document costs about a kilobyte of objects)."""
 SOURCE_TEXT_CHARS = 16_000_000
-"""Characters of the texts a source handed with its descriptors that one sync keeps for
-indexing (each text counting ``TEXT_ENTRY_CHARS`` more): the first some tens of MB; the
-items past it are read in batches as any others."""
+"""Characters of the texts a source handed with its descriptors that one sync holds at
+once (each text counting ``TEXT_ENTRY_CHARS`` more): some tens of MB; when they are
+reached, the sync indexes them before it keeps more."""
 TEXT_ENTRY_CHARS = 256
 """What a kept text counts beyond its characters (its key, version and objects)."""
 Progress = Callable[[int, int], None]
@@ -113,31 +116,47 @@ DEFAULT_BOUND = ApplyBound()
 class SourceTexts:
     """The texts a source handed with its descriptors, kept for one sync's feed.
 
-    Texts are kept in the order they come until ``max_chars`` is reached (the feed
-    indexes in that order, so it finds the first ones here and reads the rest). A text
-    is handed out once, and only for the content version it came with.
+    Texts are kept in the order they come until ``max_chars`` is reached; :meth:`keep`
+    then says where it stopped, so a sync can index what it holds (handing it all out),
+    :meth:`clear` and go on keeping. A text is handed out once, and only for the content
+    version it came with; none is kept for an item ``indexed`` already holds at that
+    version (doc id -> content version), nor one that alone exceeds ``max_chars``.
     """
 
     max_chars: int = SOURCE_TEXT_CHARS
+    indexed: Mapping[str, str] = attrs.field(factory=dict)
     chars: int = 0
     texts: dict[DescriptorKey, tuple[str, str]] = attrs.field(factory=dict)
 
     def keep(
-        self, descriptors: Sequence[SourceDescriptor], texts: Sequence[str | None] | None
-    ) -> None:
-        """Keep the text of each descriptor (``texts`` in the same order) while room lasts."""
-        if texts is None:
-            return
-        kept, chars, room = self.texts, self.chars, self.max_chars
-        for descriptor, text in zip(descriptors, texts, strict=True):
+        self,
+        descriptors: Sequence[SourceDescriptor],
+        texts: Sequence[str | None] | None,
+        start: int = 0,
+    ) -> int:
+        """Keep the text of each descriptor from ``start`` on (``texts`` in the same
+        order) while room lasts; the position of the first one not looked at (the
+        length of ``descriptors`` when room lasted)."""
+        if texts is None or not self.max_chars:
+            return len(descriptors)
+        kept, chars, room, indexed = self.texts, self.chars, self.max_chars, self.indexed
+        for position in range(start, len(descriptors)):
+            text = texts[position]
             if text is None:
                 continue
-            chars += len(text) + TEXT_ENTRY_CHARS
-            if chars > room:
-                chars -= len(text) + TEXT_ENTRY_CHARS
-                break
+            descriptor = descriptors[position]
+            if indexed and indexed.get(doc_id_of(*descriptor.key)) == descriptor.content_version:
+                continue
+            size = len(text) + TEXT_ENTRY_CHARS
+            if chars + size > room:
+                if chars == 0:
+                    continue  # never fits: read as any other item
+                self.chars = chars
+                return position
             kept[descriptor.path, descriptor.scope] = (descriptor.content_version, text)
+            chars += size
         self.chars = chars
+        return len(descriptors)
 
     def take(self, descriptor: SourceDescriptor) -> str | None:
         """The kept text of ``descriptor`` at its content version (once), or None."""
@@ -145,6 +164,37 @@ class SourceTexts:
         if kept is None or kept[0] != descriptor.content_version:
             return None
         return kept[1]
+
+    def clear(self) -> None:
+        """Forget every kept text: the room is whole again."""
+        self.texts.clear()
+        self.chars = 0
+
+
+@attrs.define(slots=True)
+class EarlyFeed:
+    """Indexes the texts a sync holds when their room runs out mid-enumeration, so none
+    is read again: ``apply`` feeds the held descriptors (each with its text, at its
+    version: nothing is read, nothing moves). ``known`` (doc id -> indexed version)
+    learns each version fed; ``fed`` and ``added`` count them (``added``: new doc ids)."""
+
+    apply: Callable[[Sequence[SourceDescriptor]], Awaitable[object]]
+    known: dict[str, str]
+    fed: int = 0
+    added: int = 0
+
+    async def __call__(
+        self, rows: Mapping[DescriptorKey, PackedDescriptor], texts: SourceTexts
+    ) -> None:
+        """Index every text ``texts`` holds (the descriptors packed in ``rows``); empty it."""
+        held = [unpack(rows[key]) for key in texts.texts]
+        await self.apply(held)
+        texts.clear()
+        for descriptor in held:
+            doc_id = doc_id_of(*descriptor.key)
+            self.added += doc_id not in self.known
+            self.known[doc_id] = descriptor.content_version
+        self.fed += len(held)
 
 
 @attrs.define(slots=True)
