@@ -275,7 +275,8 @@ def test_source_texts_say_where_they_stopped_and_keep_on_after_clear() -> None:
     assert texts.keep(descriptors, handed) == 2  # p0 and p1 fill the room
     assert sorted(path for path, _ in texts.texts) == ["p0", "p1"]
     texts.clear()
-    assert texts.chars == 0 and not texts.texts
+    assert texts.chars == 0
+    assert not texts.texts
     # p2 alone exceeds the room (skipped, not stopped at); p4 is indexed at v4 already
     assert texts.keep(descriptors, handed, 2) == 6
     assert sorted(path for path, _ in texts.texts) == ["p3", "p5"]
@@ -321,8 +322,10 @@ def test_texts_past_their_room_are_indexed_during_enumeration_and_never_read(
     assert (report.added, report.updated, report.unchanged) == (30, 0, 0)
     calls = len(provider.partition.applied)
     again = run(ContextIndex(tmp_path / "second"))
-    assert len(provider.partition.applied) == calls and read == []
-    assert again.last_sync is not None and again.last_sync.unchanged == 30
+    assert len(provider.partition.applied) == calls
+    assert read == []
+    assert again.last_sync is not None
+    assert again.last_sync.unchanged == 30
 
 
 def test_a_page_or_change_set_with_texts_not_one_per_descriptor_is_refused() -> None:
