@@ -284,7 +284,7 @@ class ContextIndex:
         unindex = [key for key in keys_of(known) if key not in fresh]
         moved_items = await self._apply(state, to_index, unindex, load_text, progress, texts)
         texts.clear()  # what the feed did not take goes now
-        await _stop_if_moved(state, source, revision, moved_items)
+        await _stop_if_moved(state, source, revision, early.moved + moved_items)
         state.replace_packed(changed, gone)
         state.enumeration, state.enumeration_reasons = enumeration, reasons
         state.revision = revision

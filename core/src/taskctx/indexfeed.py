@@ -174,21 +174,23 @@ class SourceTexts:
 @attrs.define(slots=True)
 class EarlyFeed:
     """Indexes the texts a sync holds when their room runs out mid-enumeration, so none
-    is read again: ``apply`` feeds the held descriptors (each with its text, at its
-    version: nothing is read, nothing moves). ``known`` (doc id -> indexed version)
-    learns each version fed; ``fed`` and ``added`` count them (``added``: new doc ids)."""
+    is read again: ``apply`` feeds the held descriptors (each with its text) and returns
+    those read at another version (a source that listed one key twice), kept in
+    ``moved`` for the sync to stop on. ``known`` (doc id -> indexed version) learns each
+    version fed; ``fed`` and ``added`` count them (``added``: new doc ids)."""
 
-    apply: Callable[[Sequence[SourceDescriptor]], Awaitable[object]]
+    apply: Callable[[Sequence[SourceDescriptor]], Awaitable[Sequence[SourceDescriptor]]]
     known: dict[str, str]
     fed: int = 0
     added: int = 0
+    moved: list[SourceDescriptor] = attrs.field(factory=list)
 
     async def __call__(
         self, rows: Mapping[DescriptorKey, PackedDescriptor], texts: SourceTexts
     ) -> None:
         """Index every text ``texts`` holds (the descriptors packed in ``rows``); empty it."""
         held = [unpack(rows[key]) for key in texts.texts]
-        await self.apply(held)
+        self.moved += await self.apply(held)
         texts.clear()
         for descriptor in held:
             doc_id = doc_id_of(*descriptor.key)
