@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from taskctx_records import RecordStore
+from taskctx_records.backend import CURRENT_REVISION_SQL
 from taskctx_records.schema import MIGRATIONS, NEW_PAGE_SIZE, WAL_AUTOCHECKPOINT_PAGES
-from taskctx_records.writes import CURRENT_REVISION_SQL
 
 from bench.common import FloorParams, result_header
 from bench.index_build import peak_rss_bytes

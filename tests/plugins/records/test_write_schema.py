@@ -20,7 +20,13 @@ from taskctx_records import RecordStore
 from taskctx_records.bulkread import records_at
 from taskctx_records.events import append as append_event
 from taskctx_records.query import QuerySpec, count_matching, fetch_page, scope_revision
-from taskctx_records.schema import MIGRATIONS, NEW_PAGE_SIZE, SCHEMA_VERSION, open_database
+from taskctx_records.schema import (
+    MIGRATIONS,
+    NEW_PAGE_SIZE,
+    SCHEMA_VERSION,
+    StoreConnection,
+    open_database,
+)
 from taskctx_records.writes import PutItem, allocate, utc_now, write_versions
 
 from taskctx.errors import NotFoundError
@@ -62,7 +68,7 @@ def _items() -> list[PutItem]:
     return items
 
 
-def _v2_store(root: Path) -> sqlite3.Connection:
+def _v2_store(root: Path) -> StoreConnection:
     """A database made by schema version 2 (before issue 17's put work), filled through
     the write functions the store uses, one transaction per item, in 4096-byte pages
     (SQLite's default, which that version kept)."""
@@ -72,8 +78,8 @@ def _v2_store(root: Path) -> sqlite3.Connection:
     made.execute("PRAGMA page_size = 4096")
     made.execute("PRAGMA journal_mode = WAL")  # writes the header: the size is fixed now
     made.close()
-    db = open_database(path, read_only=False, upto=2)
-    conn = db.conn
+    conn = open_database(path, read_only=False, upto=2).conn
+    assert isinstance(conn, StoreConnection)
     for item in _items():
         conn.execute("BEGIN IMMEDIATE")
         write_versions(conn, [item], utc_now())
@@ -99,7 +105,7 @@ def _rows(conn: sqlite3.Connection, table: str, order: str) -> list[tuple[Any, .
     return [tuple(row) for row in conn.execute(sql)]
 
 
-def _reads(conn: sqlite3.Connection) -> dict[str, Any]:
+def _reads(conn: StoreConnection) -> dict[str, Any]:
     """Every read of the query module, at every revision: the answers a migration keeps."""
     (top,) = conn.execute("SELECT max(revision) FROM records").fetchone()
     ids = [row[0] for row in conn.execute("SELECT DISTINCT id FROM records ORDER BY id")]
@@ -155,10 +161,10 @@ def test_migration_is_atomic(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(Exception, match="records_v3"):
         RecordStore(tmp_path)
-    conn = sqlite3.connect(_db_path(tmp_path))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-    assert _rows(conn, "records", "revision") == before
-    conn.close()
+    plain = sqlite3.connect(_db_path(tmp_path))
+    assert plain.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert _rows(plain, "records", "revision") == before
+    plain.close()
 
 
 def _btrees(conn: sqlite3.Connection, table: str) -> list[str]:

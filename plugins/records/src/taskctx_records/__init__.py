@@ -1,4 +1,5 @@
-"""taskctx-records: a durable, append-only record store for task context on SQLite.
+"""taskctx-records: a durable, append-only record store for task context (SQLite, or a
+database a backend plugin serves, such as PostgreSQL through taskctx-postgres).
 
 Versioned records with exact reads as of any revision, links, checkpoints, snapshots
 (revision numbers), an indexed event log, keyset queries with signed snapshot-bound
@@ -16,6 +17,7 @@ from taskctx_records.errors import (
     RecordStoreCorruptError,
     RecordStoreError,
     RecordStorePathError,
+    RecordStoreUnavailableError,
 )
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.store import DB_NAME, RecordStore
@@ -58,6 +60,7 @@ __all__ = [
     "RecordStoreCorruptError",
     "RecordStoreError",
     "RecordStorePathError",
+    "RecordStoreUnavailableError",
     "Snapshot",
     "format_content_version",
     "parse_content_version",

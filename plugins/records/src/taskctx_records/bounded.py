@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from taskctx.errors import NotFoundError
+from taskctx_records.backend import Connection, Row
 from taskctx_records.values import BoundedRead
 
 __all__ = ["bounded_row", "bounded_slice"]
 
 
-def bounded_row(conn: sqlite3.Connection, record_id: str, revision: int) -> sqlite3.Row:
+def bounded_row(conn: Connection, record_id: str, revision: int) -> Row:
     """The stored content (as bytes) and facts of the version alive at ``revision``;
     NotFoundError if the record is absent or deleted then."""
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT content_type, CAST(content AS BLOB) AS raw, sha256, size, version, "
+    row: Row | None = conn.execute(
+        f"SELECT content_type, {conn.dialect.content_bytes} AS raw, sha256, size, version, "
         "revision, deleted FROM records WHERE id = ? AND revision <= ? "
         "ORDER BY version DESC LIMIT 1",
         (record_id, revision),
@@ -25,7 +25,7 @@ def bounded_row(conn: sqlite3.Connection, record_id: str, revision: int) -> sqli
     return row
 
 
-def bounded_slice(row: sqlite3.Row, record_id: str, offset: int, limit: int | None) -> BoundedRead:
+def bounded_slice(row: Row, record_id: str, offset: int, limit: int | None) -> BoundedRead:
     """``limit`` characters (text, JSON) or bytes (bytes) of ``row``'s content from
     ``offset`` (None: to the end)."""
     content_type, raw = row["content_type"], bytes(row["raw"] or b"")

@@ -1,23 +1,36 @@
-"""Many records, each as of its own revision, in one SQL query (``RecordStore.get_many``)."""
+"""Exact reads: one record as of a revision (``RecordStore.get``), and many, each as of
+its own revision, in one SQL query (``RecordStore.get_many``)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from taskctx.errors import NotFoundError
+from taskctx_records.backend import Connection, Row
 from taskctx_records.query import RECORD_COLUMNS, row_to_record
 from taskctx_records.values import Record
 
-__all__ = ["QUERY_ROWS", "records_at"]
+__all__ = ["QUERY_ROWS", "record_row", "records_at"]
 
 QUERY_ROWS = 300
 """Records asked for in one query (three parameters each, under SQLite's oldest limit)."""
 
 
-def records_at(
-    conn: sqlite3.Connection, wanted: Sequence[tuple[str, int]]
-) -> list[Record | NotFoundError]:
+def record_row(conn: Connection, record_id: str, revision: int) -> Row:
+    """The row of the version of ``record_id`` alive at ``revision`` (NotFoundError if
+    the record is absent or deleted then)."""
+    row: Row | None = conn.execute(
+        f"SELECT {RECORD_COLUMNS}, r.deleted FROM records r WHERE r.id = ? "
+        "AND r.revision <= ? ORDER BY r.version DESC LIMIT 1",
+        (record_id, revision),
+    ).fetchone()
+    if row is None or row["deleted"]:
+        state = "deleted" if row is not None else "absent"
+        raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
+    return row
+
+
+def records_at(conn: Connection, wanted: Sequence[tuple[str, int]]) -> list[Record | NotFoundError]:
     """Each ``(record id, revision)`` as ``RecordStore.get`` reads it (the version alive
     at that revision), or the NotFoundError ``get`` raises, in order; one query per
     :data:`QUERY_ROWS` records."""

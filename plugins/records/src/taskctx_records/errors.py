@@ -18,11 +18,13 @@ __all__ = [
     "RecordStoreCorruptError",
     "RecordStoreError",
     "RecordStorePathError",
+    "RecordStoreUnavailableError",
 ]
 
 
 class RecordStoreError(TaskCtxError):
-    """The record store's database failed; ``path`` names the database file."""
+    """The record store's database failed; ``path`` names the database file (or the
+    database's URL, without its password)."""
 
     def __init__(self, message: str, *, path: Path | str) -> None:
         super().__init__(message)
@@ -31,6 +33,12 @@ class RecordStoreError(TaskCtxError):
 
 class RecordStoreCorruptError(RecordStoreError):
     """The database file is not a SQLite database, is truncated, or is malformed."""
+
+
+class RecordStoreUnavailableError(RecordStoreError):
+    """The store's database server cannot be reached: the connection was refused, timed
+    out or was lost. Nothing was written by the operation that raised it, unless it was a
+    write whose commit the server may have received (the message says so)."""
 
 
 class RecordStorePathError(RecordStoreError):

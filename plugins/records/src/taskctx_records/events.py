@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from taskctx.errors import CursorError
+from taskctx_records.backend import Connection, Row
 from taskctx_records.content import canonical_json
 from taskctx_records.errors import EventConflictError
 from taskctx_records.query import continuation, make_coverage
@@ -43,7 +43,7 @@ EVENT_COLUMNS = (
 )
 
 
-def row_to_event(row: sqlite3.Row | Mapping[str, Any]) -> Event:
+def row_to_event(row: Row | Mapping[str, Any]) -> Event:
     """An Event from a row selected with :data:`EVENT_COLUMNS` (or the same names in a dict)."""
     return Event.model_construct(
         stream=row["stream"],
@@ -59,7 +59,7 @@ def row_to_event(row: sqlite3.Row | Mapping[str, Any]) -> Event:
 
 
 def append(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     revision_of: Any,
     now: str,
@@ -108,13 +108,15 @@ def append(
         "revision": revision,
         "created_at": now,
     }
-    names = ", ".join(f":{name}" for name in values)
-    conn.execute(f"INSERT INTO events ({', '.join(values)}) VALUES ({names})", values)
+    marks = ", ".join("?" for _ in values)
+    conn.execute(
+        f"INSERT INTO events ({', '.join(values)}) VALUES ({marks})", list(values.values())
+    )
     return row_to_event(values)
 
 
 def _replayed(
-    conn: sqlite3.Connection,
+    conn: Connection,
     stream: str,
     type: str,
     payload_json: str,
@@ -186,15 +188,15 @@ def _where(spec: EventSpec, revision: int) -> tuple[str, list[Any]]:
     return "FROM events WHERE " + " AND ".join(clauses), params
 
 
-def count_events(conn: sqlite3.Connection, spec: EventSpec, revision: int) -> int:
+def count_events(conn: Connection, spec: EventSpec, revision: int) -> int:
     """Matching events at ``revision`` by indexed COUNT."""
     where, params = _where(spec, revision)
     return int(conn.execute(f"SELECT COUNT(*) AS matching {where}", params).fetchone()["matching"])
 
 
 def fetch_events(
-    conn: sqlite3.Connection, spec: EventSpec, revision: int, after: int | None, limit: int
-) -> list[sqlite3.Row]:
+    conn: Connection, spec: EventSpec, revision: int, after: int | None, limit: int
+) -> list[Row]:
     """Up to ``limit`` event rows after the keyset position ``after`` (a revision)."""
     where, params = _where(spec, revision)
     if after is not None:
@@ -207,7 +209,7 @@ def fetch_events(
 
 
 def make_page(
-    rows: Sequence[sqlite3.Row],
+    rows: Sequence[Row],
     spec: EventSpec,
     *,
     revision: int,

@@ -2,22 +2,20 @@
 
 A :class:`StorePager` fetches a page of a query (:class:`~taskctx_records.query.QuerySpec`)
 or an event query (:class:`~taskctx_records.events.EventSpec`) pinned to a revision, charges
-the materialization budget, and signs the continuation cursor with the key of the store's
-root; given a cursor back it verifies it was issued by this store for that operation and
-continues the page it carries.
+the materialization budget, and signs the continuation cursor with the store's key; given
+a cursor back it verifies it was issued by this store for that operation and continues
+the page it carries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from taskctx.cursor import CursorSigner, load_or_create_key
+from taskctx.cursor import CursorSigner
 from taskctx.errors import CursorError
 from taskctx_records import events as event_log
 from taskctx_records.budget import MaterializationBudget
-from taskctx_records.location import check_key_file
 from taskctx_records.query import QUERY_PURPOSE, QuerySpec, fetch_page, make_page
 from taskctx_records.values import EventPage, QueryPage
 from taskctx_records.writes import Transaction
@@ -28,21 +26,21 @@ BINDING_ID = "records"
 
 
 class StorePager:
-    """Pages and cursors of one store (``store_id``, keys under ``state_dir``)."""
+    """Pages and cursors of one store (``store_id``, signed with the key ``key_of`` gives)."""
 
-    __slots__ = ("_budget", "_read", "_revision_of", "_signer", "state_dir", "store_id")
+    __slots__ = ("_budget", "_key_of", "_read", "_revision_of", "_signer", "store_id")
 
     def __init__(
         self,
         store_id: str,
-        state_dir: Path,
+        key_of: Callable[[], bytes],
         read: Transaction,
         revision_of: Callable[[], int],
         budget: MaterializationBudget,
     ) -> None:
         """Page through the store whose read transaction is ``read``."""
         self.store_id = store_id
-        self.state_dir = state_dir
+        self._key_of = key_of
         self._read = read
         self._revision_of = revision_of
         self._budget = budget
@@ -50,10 +48,9 @@ class StorePager:
 
     @property
     def signer(self) -> CursorSigner:
-        """The cursor signer of this store's root (key made on first use)."""
+        """The cursor signer of this store (its key fetched, or made, on first use)."""
         if self._signer is None:
-            check_key_file(self.state_dir)
-            self._signer = CursorSigner(load_or_create_key(self.state_dir), QUERY_PURPOSE)
+            self._signer = CursorSigner(self._key_of(), QUERY_PURPOSE)
         return self._signer
 
     def verify(self, cursor: str, op: str) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +34,7 @@ from taskctx.model import (
     Enumeration,
     SourceCoverage,
 )
+from taskctx_records.backend import Connection, Dialect, Row
 from taskctx_records.content import canonical_json, decode, loads_stored
 from taskctx_records.values import QueryPage, Record
 
@@ -50,6 +50,7 @@ __all__ = [
     "row_to_record",
     "scope_pairs",
     "scope_revision",
+    "touched_ids",
 ]
 
 QUERY_PURPOSE = "taskctx.records.query.v1"
@@ -74,15 +75,15 @@ def scope_pairs(scope: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(key), canonical_json(value)) for key, value in scope.items()))
 
 
-def _json_path(path: str) -> tuple[str, str]:
-    """``content.a.b`` -> (``content``, ``$."a"."b"``)."""
+def _json_path(path: str) -> tuple[str, tuple[str, ...]]:
+    """``content.a.b`` -> (``content``, ``("a", "b")``)."""
     parts = path.split(".")
     column = "content"
     if parts[0] in ("content", "meta") and len(parts) > 1:
         column, parts = parts[0], parts[1:]
     if not all(parts) or any('"' in part for part in parts):
         raise ValueError(f"invalid filter path {path!r}: empty segment or '\"'")
-    return column, "$" + "".join(f'."{part}"' for part in parts)
+    return column, tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class QuerySpec:
         return min(self.page_size, self.max_records)
 
 
-def _where(spec: QuerySpec, revision: int) -> tuple[str, str, list[Any]]:
+def _where(spec: QuerySpec, revision: int, dialect: Dialect) -> tuple[str, str, list[Any]]:
     """FROM/WHERE clause, the keyset column and parameters of ``spec`` at ``revision``."""
     params: list[Any] = []
     clauses: list[str] = []
@@ -219,39 +220,27 @@ def _where(spec: QuerySpec, revision: int) -> tuple[str, str, list[Any]]:
         column, json_path = _json_path(path)
         if column == "content":
             clauses.append("r.content_type = 'json'")
-        value = json.loads(value_json)
-        if value is None or isinstance(value, bool):
-            clauses.append(f"json_type(r.{column}, ?) = ?")
-            params += [json_path, "null" if value is None else ("true" if value else "false")]
-        elif isinstance(value, (dict, list)):
-            clauses.append(f"json_type(r.{column}, ?) IN ('object', 'array')")
-            clauses.append(f"json_extract(r.{column}, ?) = ?")
-            params += [json_path, json_path, value_json]
-        elif isinstance(value, str):
-            clauses.append(f"json_type(r.{column}, ?) = 'text' AND json_extract(r.{column}, ?) = ?")
-            params += [json_path, json_path, value]
-        else:
-            clauses.append(
-                f"json_type(r.{column}, ?) IN ('integer', 'real') "
-                f"AND json_extract(r.{column}, ?) = ?"
-            )
-            params += [json_path, json_path, value]
+        matches, values = dialect.json_match(
+            f"r.{column}", json_path, json.loads(value_json), value_json
+        )
+        clauses += matches
+        params += values
     return f"FROM {source} WHERE " + " AND ".join(clauses), key_column, params
 
 
-def count_matching(conn: sqlite3.Connection, spec: QuerySpec, revision: int) -> int | None:
+def count_matching(conn: Connection, spec: QuerySpec, revision: int) -> int | None:
     """The size of the matching set at ``revision`` by indexed COUNT; None for filters."""
     if spec.filters:
         return None
-    where, _, params = _where(spec, revision)
+    where, _, params = _where(spec, revision, conn.dialect)
     return int(conn.execute(f"SELECT COUNT(*) AS matching {where}", params).fetchone()["matching"])
 
 
 def fetch_page(
-    conn: sqlite3.Connection, spec: QuerySpec, revision: int, after: str | None, limit: int
-) -> list[sqlite3.Row]:
+    conn: Connection, spec: QuerySpec, revision: int, after: str | None, limit: int
+) -> list[Row]:
     """Up to ``limit`` record rows after the keyset position ``after`` at ``revision``."""
-    where, key_column, params = _where(spec, revision)
+    where, key_column, params = _where(spec, revision, conn.dialect)
     direction = "ASC" if spec.order == "asc" else "DESC"
     if after is not None:
         where += f" AND {key_column} {'>' if spec.order == 'asc' else '<'} ?"
@@ -261,7 +250,7 @@ def fetch_page(
     return list(conn.execute(sql, params).fetchall())
 
 
-def row_to_record(row: sqlite3.Row) -> Record:
+def row_to_record(row: Row) -> Record:
     """A Record from a row selected with :data:`RECORD_COLUMNS`.
 
     Built by validation, not ``model_construct``: the row's values already have the
@@ -352,7 +341,7 @@ def continuation(
 
 
 def make_page(
-    rows: Sequence[sqlite3.Row],
+    rows: Sequence[Row],
     spec: QuerySpec,
     *,
     revision: int,
@@ -408,8 +397,17 @@ def make_page(
     )
 
 
+def touched_ids(conn: Connection, since: int, until: int) -> list[str]:
+    """Ids of records with a version (or tombstone) written in ``(since, until]``."""
+    rows = conn.execute(
+        "SELECT DISTINCT id FROM records WHERE revision > ? AND revision <= ? ORDER BY id",
+        (since, until),
+    ).fetchall()
+    return [str(row["id"]) for row in rows]
+
+
 def scope_revision(
-    conn: sqlite3.Connection,
+    conn: Connection,
     pairs: Sequence[tuple[str, str]],
     collections: Sequence[str] | None,
 ) -> int:

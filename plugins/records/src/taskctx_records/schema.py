@@ -25,6 +25,7 @@ from types import TracebackType
 from sqlite_utils import Database
 
 from taskctx.errors import NotFoundError
+from taskctx_records.backend import Dialect
 from taskctx_records.errors import RecordStoreCorruptError, RecordStoreError
 from taskctx_records.location import check_location, check_opened, create_database_file
 
@@ -34,8 +35,10 @@ __all__ = [
     "NEW_PAGE_SIZE",
     "OPEN_END",
     "SCHEMA_VERSION",
+    "SQLITE",
     "WAL_AUTOCHECKPOINT_PAGES",
     "WAL_SIZE_LIMIT_BYTES",
+    "StoreConnection",
     "check_file",
     "migrate",
     "open_database",
@@ -213,6 +216,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3), t
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
+SQLITE = Dialect()
+"""The SQLite dialect (the base :class:`~taskctx_records.backend.Dialect` itself)."""
+
+
+class StoreConnection(sqlite3.Connection):
+    """A sqlite3 connection that carries its dialect (the store's modules ask it)."""
+
+    dialect = SQLITE
+
+
 _CORRUPT_MARKERS = ("malformed", "not a database", "disk image", "file is encrypted", "corrupt")
 
 
@@ -331,6 +344,7 @@ def open_database(path: Path, *, read_only: bool, upto: int = SCHEMA_VERSION) ->
             timeout=BUSY_TIMEOUT_S,
             isolation_level=None,
             check_same_thread=False,
+            factory=StoreConnection,
         )
         conn.row_factory = sqlite3.Row  # every read names its columns: row["revision"]
         try:

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from taskctx.model import (
 )
 from taskctx.protocols import ChangeSet
 from taskctx.statefiles import StateDir
+from taskctx_records.backend import Row
 from taskctx_records.content import decode, loads_stored, pretty_json, unchecked_canonical_json
 from taskctx_records.rendered import Rendered
 from taskctx_records.values import (
@@ -152,8 +152,7 @@ class RecordSource:
             {"scope": self.scope, "collections": self.collections}, sort_keys=True
         )
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
-        # the absolute root: a relative one would name another store from another folder
-        self.identity = f"record_store:{store.root.resolve()}:{digest}"
+        self.identity = f"record_store:{store.backend.identity}:{digest}"
         self.index_directory = StateDir(store.root, (".taskctx", "index"))
         self._metadata: dict[
             tuple[str, str | None, str, str], tuple[Mapping[str, Any], Mapping[str, Any]]
@@ -166,7 +165,7 @@ class RecordSource:
     def describe(self) -> dict[str, Any]:
         """Catalog facts: the store, the scope and the collections."""
         return {
-            "root": str(self.store.root),
+            **self.store.backend.describe(),
             "scope": self.scope,
             "collections": list(self.collections) if self.collections is not None else None,
         }
@@ -175,7 +174,7 @@ class RecordSource:
         """``host.source("record_store", **options)`` makes this source again: the same
         store (absolute root, opened read-only), scope and collections."""
         return {
-            "root": str(self.store.root.resolve()),
+            "root": self.store.backend.reopen,
             "scope": self.scope or None,
             "collections": list(self.collections) if self.collections is not None else None,
         }
@@ -206,7 +205,7 @@ class RecordSource:
             record.revision,
         )
 
-    def _render_row(self, row: sqlite3.Row) -> Rendered:
+    def _render_row(self, row: Row) -> Rendered:
         """:meth:`_render` of the Record ``row`` makes (a row of ``RECORD_COLUMNS``), from
         only the columns a rendering needs: no Record is validated, no timestamp parsed."""
         content_type = row["content_type"]
@@ -223,7 +222,7 @@ class RecordSource:
             row["revision"],
         )
 
-    def _shared_metadata(self, row: sqlite3.Row) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    def _shared_metadata(self, row: Row) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """The scope and descriptor metadata of a row: one pair for every row of the same
         collection, kind, scope and meta (most rows of a store share them; a partition
         keeps every descriptor's metadata, 400 bytes each when parsed per row)."""

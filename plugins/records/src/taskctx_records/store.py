@@ -1,48 +1,51 @@
-"""``RecordStore``: versioned records, links, checkpoints, snapshots and events on SQLite.
+"""``RecordStore``: versioned records, links, checkpoints, snapshots and events.
 
-The database is ``<root>/.taskctx/records/records.db`` (WAL, 30 s busy timeout), opened
-through sqlite-utils. Every write runs in one ``BEGIN IMMEDIATE`` transaction and takes the
-next store revision(s); a snapshot is a revision number, and every read "as of" a revision
-is exact. Query cursors are signed with the key in ``<root>/.taskctx/records/cursor.key``
-(or ``$TASKCTX_CURSOR_KEY``), so another RecordStore on the same root continues them.
+The rows live in a backend's database (:mod:`taskctx_records.backend`): by default
+SQLite at ``<root>/.taskctx/records/records.db`` (:mod:`taskctx_records.sqlite_backend`),
+or the database a URL names (``postgresql://...``, through the backend a plugin
+registers for its scheme: :mod:`taskctx_records.backends`). Every write runs in one write
+transaction that excludes other writers and takes the next store revision(s); a snapshot
+is a revision number, and every read "as of" a revision is exact. Query cursors are
+signed with the store's key, so another RecordStore on the same store continues them.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from taskctx.cursor import CursorSigner, check_ttl
-from taskctx.errors import CursorError, NotFoundError, PolicyError
+from taskctx.errors import CursorError, NotFoundError
 from taskctx_records import checkpoints as run_checkpoints
 from taskctx_records import events as event_log
 from taskctx_records import links as record_links
 from taskctx_records import snapshots as named_snapshots
+from taskctx_records.backend import Connection, Row, StoreBackend
+from taskctx_records.backends import open_backend
 from taskctx_records.bounded import bounded_row, bounded_slice
 from taskctx_records.budget import (
     DEFAULT_MATERIALIZATION_LIMIT,
     MaterializationBudget,
     MemoryProbe,
 )
-from taskctx_records.bulkread import records_at
+from taskctx_records.bulkread import record_row, records_at
 from taskctx_records.location import DB_NAME
 from taskctx_records.paging import StorePager
 from taskctx_records.pinned import PinnedView, PinnedViewLimits
 from taskctx_records.query import (
-    RECORD_COLUMNS,
     QuerySpec,
     count_matching,
     fetch_page,
     row_to_record,
     scope_pairs,
     scope_revision,
+    touched_ids,
 )
 from taskctx_records.request import QueryRequest, takes_query_request
-from taskctx_records.schema import open_database, translate_errors
+from taskctx_records.schema import StoreConnection
+from taskctx_records.sqlite_backend import STATE_SUBDIR, SqliteBackend
 from taskctx_records.values import (
     BoundedRead,
     Checkpoint,
@@ -59,7 +62,6 @@ from taskctx_records.values import (
 )
 from taskctx_records.writes import (
     PutItem,
-    WriteTransaction,
     allocate,
     current_revision,
     prepare_new,
@@ -72,9 +74,7 @@ if TYPE_CHECKING:
     from taskctx.plugins import PluginHost
     from taskctx_records.source import RecordSource
 
-__all__ = ["DB_NAME", "RecordStore"]
-
-STATE_SUBDIR = Path(".taskctx") / "records"
+__all__ = ["DB_NAME", "STATE_SUBDIR", "RecordStore"]
 
 
 class RecordStore:
@@ -90,31 +90,62 @@ class RecordStore:
         *,
         memory_probe: MemoryProbe | None = None,
     ) -> None:
-        """Open (or make) the store under ``root``.
+        """Open (or make) the store under the folder ``root``, or in the database the URL
+        ``root`` names (``postgresql://user@host:port/db``: the backend registered for its
+        scheme, found through ``host``).
 
         ``memory_probe`` measures the memory left for the materialization budget's
         tight-memory rule (default :func:`taskctx_records.budget.available_memory`).
         """
         if mode not in ("read_only", "read_write"):
             raise ValueError(f"mode must be 'read_only' or 'read_write', not {mode!r}")
-        self.root = Path(root)
         self.mode = mode
-        self.state_dir = self.root / STATE_SUBDIR
-        self.path = self.state_dir / DB_NAME
         self._host = host
         self._budget = MaterializationBudget(
             materialization_limit, strict=strict, memory=memory_probe
         )
-        self._lock = threading.RLock()
-        self._db = open_database(self.path, read_only=mode == "read_only")
-        self._conn: sqlite3.Connection = self._db.conn
-        with translate_errors(self.path):
-            self.store_id: str = self._conn.execute(
-                "SELECT store_id FROM store_state WHERE id = 1"
-            ).fetchone()["store_id"]
+        self._backend: StoreBackend = open_backend(root, mode == "read_only", lambda: self.host)
+        self.root = self._backend.state_root
+        """The local folder of the store's derived state (the store's own folder on SQLite)."""
+        self.store_id: str = self._backend.store_id
         self._pager = StorePager(
-            self.store_id, self.state_dir, self._read, lambda: self.revision, self._budget
+            self.store_id,
+            self._backend.cursor_key,
+            self._read,
+            lambda: self.revision,
+            self._budget,
         )
+
+    @property
+    def backend(self) -> StoreBackend:
+        """The database this store keeps its rows in (:mod:`taskctx_records.backend`)."""
+        return self._backend
+
+    @property
+    def location(self) -> str:
+        """What names this store in messages: its database file, or its URL without a
+        password."""
+        return self._backend.location
+
+    @property
+    def state_dir(self) -> Path:
+        """``<root>/.taskctx/records`` (SQLite: the database's folder)."""
+        return self.root / STATE_SUBDIR
+
+    @property
+    def path(self) -> Path:
+        """The SQLite database file (AttributeError on another backend)."""
+        return self._sqlite().path
+
+    @property
+    def _conn(self) -> StoreConnection:
+        """The SQLite connection, for tools and tests that inspect the file."""
+        return self._sqlite().conn
+
+    def _sqlite(self) -> SqliteBackend:
+        if not isinstance(self._backend, SqliteBackend):
+            raise AttributeError(f"record store {self.location} is not SQLite")
+        return self._backend
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -143,9 +174,8 @@ class RecordStore:
         return self._pager.signer
 
     def close(self) -> None:
-        """Close the database connection."""
-        with self._lock:
-            self._conn.close()
+        """Close the database connection(s)."""
+        self._backend.close()
 
     def __enter__(self) -> RecordStore:
         return self
@@ -154,17 +184,10 @@ class RecordStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"RecordStore({str(self.root)!r}, mode={self.mode!r})"
+        return f"RecordStore({self._backend.address!r}, mode={self.mode!r})"
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        if self.mode != "read_write":
-            raise PolicyError(f"record store {self.path} is read_only: writes are refused")
-        return WriteTransaction(self._conn, self._lock, self.path)
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, translate_errors(self.path):
-            yield self._conn
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self._backend.read()
 
     def _pin(self, at_revision: int | None) -> int:
         current = self.revision
@@ -198,7 +221,7 @@ class RecordStore:
             new = prepare_new(
                 content, collection=collection, kind=kind, scope=scope, source=source, meta=meta
             )
-            with self._write() as conn:
+            with self._backend.write() as conn:
                 return write_new(conn, new, utc_now())
         item = PutItem.checked(
             content,
@@ -209,32 +232,20 @@ class RecordStore:
             meta=meta,
             record_id=record_id,
         )
-        with self._write() as conn:
+        with self._backend.write() as conn:
             return write_versions(conn, [item], utc_now())[0]
 
     def put_many(self, items: Iterable[Mapping[str, Any]]) -> list[RecordRef]:
         """Write many records in ONE transaction (dicts of ``content`` plus put's keywords)."""
         checked = [PutItem.from_keywords(item) for item in items]
-        with self._write() as conn:
+        with self._backend.write() as conn:
             return write_versions(conn, checked, utc_now())
 
     def delete(self, record_id: RecordId) -> RecordRef:
         """Write a tombstone version; the record is absent from then on (history stays)."""
         item = PutItem(None, "", record_id=record_id_of(record_id, "record_id"), delete=True)
-        with self._write() as conn:
+        with self._backend.write() as conn:
             return write_versions(conn, [item], utc_now())[0]
-
-    def _row(self, record_id: str, revision: int) -> sqlite3.Row:
-        with self._read() as conn:
-            row: sqlite3.Row | None = conn.execute(
-                f"SELECT {RECORD_COLUMNS}, r.deleted FROM records r WHERE r.id = ? "
-                "AND r.revision <= ? ORDER BY r.version DESC LIMIT 1",
-                (record_id, revision),
-            ).fetchone()
-        if row is None or row["deleted"]:
-            state = "deleted" if row is not None else "absent"
-            raise NotFoundError(f"record {record_id!r} is {state} at revision {revision}")
-        return row
 
     def get(self, record_id: RecordId, *, at_revision: int | None = None) -> Record:
         """The record as of ``at_revision`` (default: now); NotFoundError if absent/deleted.
@@ -243,7 +254,9 @@ class RecordStore:
         record; the version read is the one alive at ``at_revision``.
         """
         record_id = record_id_of(record_id, "record_id")
-        return row_to_record(self._row(record_id, self._pin(at_revision)))
+        revision = self._pin(at_revision)
+        with self._read() as conn:
+            return row_to_record(record_row(conn, record_id, revision))
 
     def get_many(
         self, wanted: Sequence[tuple[RecordId, int | None]]
@@ -327,11 +340,7 @@ class RecordStore:
     def touched_ids(self, since: int, until: int) -> list[str]:
         """Ids of records with a version (or tombstone) written in ``(since, until]``."""
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT id FROM records WHERE revision > ? AND revision <= ? ORDER BY id",
-                (since, until),
-            ).fetchall()
-        return [str(row["id"]) for row in rows]
+            return touched_ids(conn, since, until)
 
     def iter_visible(
         self,
@@ -352,7 +361,7 @@ class RecordStore:
         at_revision: int,
         after_id: RecordId | None = None,
         limit: int = 500,
-    ) -> list[sqlite3.Row]:
+    ) -> list[Row]:
         """The rows :meth:`iter_visible` makes its Records of (:data:`RECORD_COLUMNS`, stored
         values undecoded), for a reader that needs only some of their fields."""
         after_id = None if after_id is None else record_id_of(after_id, "after_id")
@@ -389,7 +398,7 @@ class RecordStore:
         """Relate two existing records (the latest link of a triple wins); :mod:`.links`."""
         source = record_id_of(source_id, "source_id")
         target = record_id_of(target_id, "target_id")
-        return record_links.add(self._write, source, target, relation, meta)
+        return record_links.add(self._backend.write, source, target, relation, meta)
 
     def links(
         self,
@@ -405,7 +414,7 @@ class RecordStore:
         self, run_id: str, state: Any, expected_state_version: int | None = None
     ) -> Checkpoint:
         """Save a run's state as its next version (``expected_state_version``: 0 = none yet)."""
-        return run_checkpoints.save(self._write, run_id, state, expected_state_version)
+        return run_checkpoints.save(self._backend.write, run_id, state, expected_state_version)
 
     def latest_checkpoint(self, run_id: str) -> Checkpoint | None:
         """The run's latest checkpoint, or None."""
@@ -413,7 +422,7 @@ class RecordStore:
 
     def snapshot(self, name: str | None = None, keep_last: int = 10) -> Snapshot:
         """Name the current revision; keep only the ``keep_last`` newest snapshots."""
-        return named_snapshots.take(self._write, name, keep_last)
+        return named_snapshots.take(self._backend.write, name, keep_last)
 
     def snapshots(self) -> list[Snapshot]:
         """The kept snapshots, oldest first."""
@@ -433,7 +442,7 @@ class RecordStore:
         expected_sequence: int | None = None,
     ) -> Event:
         """Append an event to ``stream`` (sequence from 1); see :mod:`taskctx_records.events`."""
-        with self._write() as conn:
+        with self._backend.write() as conn:
             return event_log.append(
                 conn,
                 revision_of=lambda: allocate(conn, 1),

@@ -6,38 +6,33 @@ A caller may name a record (``record_id=``) instead; its next ``put`` writes ver
 A record keeps its collection for life.
 
 Also the pieces every kind of write shares: :func:`allocate` (the next store revisions),
-:func:`utc_now` (the ``created_at`` stamp), :class:`WriteTransaction` and
-:data:`Transaction`, the store's read or write transaction opener that links,
-checkpoints and snapshots are handed. A ``put`` of a new record takes the short way
-(:func:`prepare_new` before the lock, :func:`write_new` inside it): the same rows.
+:func:`utc_now` (the ``created_at`` stamp) and :data:`Transaction`, the backend's read or
+write transaction opener that links, checkpoints and snapshots are handed. A ``put`` of a
+new record takes the short way (:func:`prepare_new` before the lock, :func:`write_new`
+inside it): the same rows.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
 
 from taskctx.errors import NotFoundError
+from taskctx_records.backend import Connection
 from taskctx_records.content import Encoded, canonical_json, encode, unchecked_canonical_json
 from taskctx_records.query import scope_pairs
-from taskctx_records.schema import OPEN_END, translated_error
+from taskctx_records.schema import OPEN_END
 from taskctx_records.values import RecordRef, record_id_of
 
 __all__ = [
-    "CURRENT_REVISION_SQL",
     "PutItem",
     "Transaction",
-    "WriteTransaction",
     "allocate",
     "current_revision",
     "new_record_id",
@@ -47,8 +42,8 @@ __all__ = [
     "write_versions",
 ]
 
-Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
-"""Opens one store transaction: ``RecordStore._write`` (BEGIN IMMEDIATE) or ``_read``."""
+Transaction = Callable[[], AbstractContextManager[Connection]]
+"""Opens one store transaction: the backend's ``write`` or ``read``."""
 
 _RECORD_INSERT = (
     "INSERT INTO records (id, version, revision, valid_to, collection, kind, scope, source, "
@@ -59,43 +54,6 @@ _SCOPE_INSERT = (
     "INSERT INTO record_scope (id, version, revision, key, value, current) "
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
-
-
-class WriteTransaction:
-    """One ``BEGIN IMMEDIATE`` transaction under the store's lock: COMMIT on success,
-    ROLLBACK on any exception, sqlite3 errors raised as RecordStoreError. A class, not a
-    generator, since every write enters one."""
-
-    __slots__ = ("conn", "lock", "path")
-
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, path: Path) -> None:
-        self.conn = conn
-        self.lock = lock
-        self.path = path
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.lock.acquire()
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except BaseException as exc:
-            self.lock.release()
-            if isinstance(exc, sqlite3.Error):
-                raise translated_error(self.path, exc) from exc
-            raise
-        return self.conn
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        # what translate_errors does, inline: every write enters and leaves one of these
-        try:
-            self.conn.execute("COMMIT" if exc is None else "ROLLBACK")
-        except sqlite3.Error as error:
-            raise translated_error(self.path, error) from error
-        finally:
-            self.lock.release()
-        if isinstance(exc, sqlite3.Error):
-            raise translated_error(self.path, exc) from exc
 
 
 _second_stamp: tuple[int, str] = (-1, "")
@@ -189,29 +147,15 @@ class PutItem:
         return cls(content, collection, kind, scope, source, meta, named)
 
 
-CURRENT_REVISION_SQL = (
-    "SELECT max("
-    "(SELECT coalesce(max(revision), 0) FROM records), "
-    "(SELECT coalesce(max(revision), 0) FROM links), "
-    "(SELECT coalesce(max(revision), 0) FROM events), "
-    "(SELECT coalesce(max(revision), 0) FROM checkpoints)) AS revision"
-)
-"""The store revision: the largest revision of any row a write added (each table keeps
-its rows' revisions in a key or an index, so each max is one seek)."""
-
-
-def current_revision(conn: sqlite3.Connection) -> int:
+def current_revision(conn: Connection) -> int:
     """The current store revision (0 for an empty store), as ``conn`` sees it."""
-    return int(conn.execute(CURRENT_REVISION_SQL).fetchone()["revision"])
+    return conn.dialect.current_revision(conn)
 
 
-def allocate(conn: sqlite3.Connection, count: int) -> int:
-    """The first of ``count`` new revisions, in the caller's write transaction.
-
-    Nothing is reserved: the caller writes rows at exactly these revisions before it
-    allocates again, and the write lock keeps every other writer out until it commits.
-    """
-    return current_revision(conn) + 1
+def allocate(conn: Connection, count: int) -> int:
+    """The first of ``count`` new revisions, in the caller's write transaction
+    (:meth:`~taskctx_records.backend.Dialect.allocate`)."""
+    return conn.dialect.allocate(conn, count)
 
 
 class _Latest(NamedTuple):
@@ -226,7 +170,7 @@ class _Latest(NamedTuple):
     source: str | None
 
 
-def _latest(conn: sqlite3.Connection, record_id: str) -> _Latest | None:
+def _latest(conn: Connection, record_id: str) -> _Latest | None:
     row = conn.execute(
         "SELECT version, collection, scope, meta, deleted, kind, source FROM records "
         "WHERE id = ? ORDER BY version DESC LIMIT 1",
@@ -258,9 +202,11 @@ class _Version(NamedTuple):
     stored: Any
 
     def row(
-        self, record_id: str, version: int, revision: int, deleted: bool, now: str
+        self, record_id: str, version: int, revision: int, deleted: bool, now: str, content: Any
     ) -> tuple[Any, ...]:
-        """The ``records`` row of this version (the order of :data:`_RECORD_INSERT`)."""
+        """The ``records`` row of this version (the order of :data:`_RECORD_INSERT`);
+        ``content`` is the stored content as the backend keeps it
+        (:meth:`~taskctx_records.backend.Dialect.stored_content`)."""
         return (
             record_id,
             version,
@@ -272,7 +218,7 @@ class _Version(NamedTuple):
             self.source,
             self.meta_json,
             self.encoded.content_type,
-            self.stored,
+            content,
             self.encoded.sha256,
             self.encoded.size,
             int(deleted),
@@ -294,7 +240,7 @@ class _Version(NamedTuple):
 
 
 def _resolve_id(
-    conn: sqlite3.Connection, latest: Mapping[str, _Latest], item: PutItem, revision: int
+    conn: Connection, latest: Mapping[str, _Latest], item: PutItem, revision: int
 ) -> tuple[str, _Latest | None]:
     """The id ``item`` writes (a new one at ``revision`` when unnamed) and its latest
     version (this transaction's ``latest`` first); a free name of automatic form is refused."""
@@ -402,22 +348,24 @@ def prepare_new(
     return _new_version(content, collection, kind, scope, source, meta)
 
 
-def write_new(conn: sqlite3.Connection, new: _Version, now: str) -> RecordRef:
+def write_new(conn: Connection, new: _Version, now: str) -> RecordRef:
     """Insert ``new`` as version 1 of a new record at the next revision (the rows
     :func:`write_versions` writes for it, in the caller's transaction)."""
     revision = allocate(conn, 1)
     record_id = new_record_id(revision)
-    conn.execute(_RECORD_INSERT, new.row(record_id, 1, revision, False, now))
+    content = conn.dialect.stored_content(new.stored)
+    conn.execute(_RECORD_INSERT, new.row(record_id, 1, revision, False, now, content))
     for key, value in new.pairs:
         conn.execute(_SCOPE_INSERT, (record_id, 1, revision, key, value, 1))
     return new.ref(record_id, 1, revision)
 
 
-def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
+def write_versions(conn: Connection, items: Sequence[PutItem], now: str) -> list[RecordRef]:
     """Insert one version per item with consecutive new revisions (caller's transaction)."""
     if not items:
         return []
     first = allocate(conn, len(items))
+    stored_content = conn.dialect.stored_content
     latest: dict[str, _Latest] = {}
     record_rows: list[tuple[Any, ...]] = []
     scope_rows: list[tuple[Any, ...]] = []
@@ -434,7 +382,8 @@ def write_versions(conn: sqlite3.Connection, items: Sequence[PutItem], now: str)
             if old_pairs and old_pairs != new.pairs:  # departure: the old scope sees the change
                 scope_rows += [(record_id, version, revision, k, v, 0) for k, v in old_pairs]
         scope_rows += [(record_id, version, revision, k, v, 1) for k, v in new.pairs]
-        record_rows.append(new.row(record_id, version, revision, item.delete, now))
+        content = stored_content(new.stored)
+        record_rows.append(new.row(record_id, version, revision, item.delete, now, content))
         latest[record_id] = _Latest(
             version,
             new.collection,
