@@ -6,6 +6,11 @@ from pathlib import Path
 
 import pytest
 
+# PostgreSQL fixtures for every test that asks for them (re-exported for pytest)
+from tests.pgfixtures import pg_cluster, pg_database, pg_dsn, pg_private_cluster
+
+__all__ = ["pg_cluster", "pg_database", "pg_dsn", "pg_private_cluster"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_state(

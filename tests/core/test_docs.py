@@ -145,11 +145,22 @@ def run_blocks(path: Path) -> dict[str, Any]:
     return namespace
 
 
+NEEDS_POSTGRES = {"postgres.md"}
+"""Pages whose examples run against a PostgreSQL database (``TASKCTX_PG_URL``)."""
+
+
 @pytest.fixture
-def docs_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary working directory and a host environment with only built-ins."""
+def docs_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Path:
+    """A temporary working directory and a host environment with only built-ins (and for
+    a page in NEEDS_POSTGRES, a fresh database in ``TASKCTX_PG_URL``)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TASKCTX_LOAD_PLUGINS", "")
+    page = getattr(request.node, "callspec", None)
+    path = page.params.get("path") if page is not None else None
+    if isinstance(path, Path) and path.name in NEEDS_POSTGRES:
+        monkeypatch.setenv("TASKCTX_PG_URL", request.getfixturevalue("pg_database"))
     return tmp_path
 
 

@@ -58,15 +58,15 @@ def _roomy(tmp_path: Path) -> MemoryProbe:
     return _probe(tmp_path, OVER * RECORD_COST_ESTIMATE * 1000)
 
 
-def _store(root: Path, probe: MemoryProbe, *, strict: bool = False) -> RecordStore:
+def _store(root: Path | str, probe: MemoryProbe, *, strict: bool = False) -> RecordStore:
     store = RecordStore(root, materialization_limit=LIMIT, strict=strict, memory_probe=probe)
     store.put_many([{"content": f"r{i}", "collection": "c"} for i in range(30)])
     return store
 
 
-def test_default_tight_command_line_raises(tmp_path: Path) -> None:
+def test_default_tight_command_line_raises(tmp_path: Path, store_root: Path | str) -> None:
     """Default mode, memory tight, a taskctx command running: MaterializationBudgetError."""
-    store = _store(tmp_path / "s", _tight(tmp_path))
+    store = _store(store_root, _tight(tmp_path))
     with as_command(), pytest.raises(MaterializationBudgetError, match="memory is tight"):
         store.query(page_size=OVER)
     with as_command(), pytest.raises(MaterializationBudgetError, match="command-line process"):
@@ -74,9 +74,9 @@ def test_default_tight_command_line_raises(tmp_path: Path) -> None:
     assert store.materialization_events == []
 
 
-def test_default_tight_library_warns(tmp_path: Path) -> None:
+def test_default_tight_library_warns(tmp_path: Path, store_root: Path | str) -> None:
     """Default mode, memory tight, no command running (a library): a warning, and results."""
-    store = _store(tmp_path / "s", _tight(tmp_path))
+    store = _store(store_root, _tight(tmp_path))
     assert not command_running()
     with pytest.warns(MaterializationWarning, match="materialization budget"):
         page = store.query(page_size=OVER)
@@ -84,9 +84,9 @@ def test_default_tight_library_warns(tmp_path: Path) -> None:
     assert [event.count for event in store.materialization_events] == [OVER]
 
 
-def test_default_roomy_command_line_warns(tmp_path: Path) -> None:
+def test_default_roomy_command_line_warns(tmp_path: Path, store_root: Path | str) -> None:
     """Default mode, memory not tight, a command running: a warning, and results."""
-    store = _store(tmp_path / "s", _roomy(tmp_path))
+    store = _store(store_root, _roomy(tmp_path))
     with as_command(), pytest.warns(MaterializationWarning):
         page = store.query(page_size=OVER)
     assert len(page.records) == OVER
@@ -95,10 +95,12 @@ def test_default_roomy_command_line_warns(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", [True, False], ids=["command-line", "library"])
 @pytest.mark.parametrize("memory", ["tight", "roomy"])
-def test_strict_raises_always(tmp_path: Path, command: bool, memory: str) -> None:
+def test_strict_raises_always(
+    tmp_path: Path, store_root: Path | str, command: bool, memory: str
+) -> None:
     """Strict mode raises whatever the memory and whoever the caller."""
     probe = _tight(tmp_path) if memory == "tight" else _roomy(tmp_path)
-    store = _store(tmp_path / "s", probe, strict=True)
+    store = _store(store_root, probe, strict=True)
     context = as_command() if command else contextlib.nullcontext()
     with context, pytest.raises(MaterializationBudgetError, match="strict mode"):
         store.query(page_size=OVER)
@@ -123,7 +125,7 @@ def test_within_the_limit_nothing_is_asked(tmp_path: Path) -> None:
     assert asked == []
 
 
-def test_unknown_memory_is_not_tight(tmp_path: Path) -> None:
+def test_unknown_memory_is_not_tight(tmp_path: Path, store_root: Path | str) -> None:
     """When nothing can be read (no /proc), memory is not known to be tight: it warns."""
     probe = functools.partial(
         available_memory,
@@ -133,7 +135,7 @@ def test_unknown_memory_is_not_tight(tmp_path: Path) -> None:
     )
     assert probe() is None
     assert not memory_tight(10**9, None)
-    store = _store(tmp_path / "s", probe)
+    store = _store(store_root, probe)
     with as_command(), pytest.warns(MaterializationWarning):
         store.query(page_size=OVER)
 
@@ -224,16 +226,16 @@ def test_the_taskctx_command_is_a_command_line_process() -> None:
     assert not command_running()
 
 
-def test_records_command_over_budget_with_room_warns_and_answers(tmp_path: Path) -> None:
+def test_records_command_over_budget_with_room_warns_and_answers(store_root: Path | str) -> None:
     """`taskctx records query` past the default limit with memory to spare answers (warns)."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put("one", collection="c")
     store.close()
     with pytest.warns(MaterializationWarning):
         result = CliRunner().invoke(
             main,
-            ["records", "query", "--root", str(tmp_path), "--page-size", "50001"],
-            env={"TASKCTX_LOAD_PLUGINS": "taskctx-records"},
+            ["records", "query", "--root", str(store_root), "--page-size", "50001"],
+            env={"TASKCTX_LOAD_PLUGINS": "taskctx-records,taskctx-postgres"},
         )
     assert result.exit_code == 0, result.output
     assert '"one"' in result.output

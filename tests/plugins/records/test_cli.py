@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from taskctx.cli import main
 
-ENV = {"TASKCTX_LOAD_PLUGINS": "taskctx-records"}
+ENV = {"TASKCTX_LOAD_PLUGINS": "taskctx-records,taskctx-postgres"}
 
 
 def invoke(*args: str) -> dict[str, Any]:
@@ -21,9 +21,9 @@ def invoke(*args: str) -> dict[str, Any]:
     return parsed
 
 
-def test_put_get_query_round_trip(tmp_path: Path) -> None:
+def test_put_get_query_round_trip(store_root: Path | str) -> None:
     """A record put from the CLI is read back by id and found by a scoped query."""
-    root = str(tmp_path)
+    root = str(store_root)
     ref = invoke(
         "put",
         "--records",
@@ -41,13 +41,13 @@ def test_put_get_query_round_trip(tmp_path: Path) -> None:
     assert [r["id"] for r in page["records"]] == [ref["id"]]
 
 
-def test_events_page(tmp_path: Path) -> None:
+def test_events_page(store_root: Path | str) -> None:
     """Events appended through the store are listed by task id."""
     from taskctx_records import RecordStore
 
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.append_event("review", "started", {"by": "planner"}, task_id="t1")
-    page = invoke("events", "--root", str(tmp_path), "--task-id", "t1")
+    page = invoke("events", "--root", str(store_root), "--task-id", "t1")
     assert len(page["events"]) == 1
 
 

@@ -35,27 +35,29 @@ def read(ctx: TaskContext) -> ContextPackage:
     return ctx.reader(consumer="planner", phase="planning").read("upload")
 
 
-def test_it_is_a_consumption_log(tmp_path: Path) -> None:
+def test_it_is_a_consumption_log(store_root: Path | str) -> None:
     """RecordConsumptionLog satisfies the kernel's ConsumptionLog protocol."""
-    assert isinstance(RecordConsumptionLog(RecordStore(tmp_path)), ConsumptionLog)
+    assert isinstance(RecordConsumptionLog(RecordStore(store_root)), ConsumptionLog)
 
 
-def test_a_new_context_over_the_same_store_lists_earlier_consumptions(tmp_path: Path) -> None:
+def test_a_new_context_over_the_same_store_lists_earlier_consumptions(
+    store_root: Path | str,
+) -> None:
     """Consumptions recorded by one context are listed, in order, by a later one."""
-    first = make_context(RecordStore(tmp_path))
+    first = make_context(RecordStore(store_root))
     package = read(first)
     a = first.record_consumption(package, request_id="r1", response_id="s1")
     b = first.record_consumption(
         package, request_id="r2", response_id="s2", block_ids=[package.blocks[0].block_id]
     )
-    later = make_context(RecordStore(tmp_path))
+    later = make_context(RecordStore(store_root))
     assert later.consumptions() == (a, b)
     assert later.consumptions(request_id="r2") == (b,)
 
 
-def test_a_new_process_lists_them_too(tmp_path: Path) -> None:
+def test_a_new_process_lists_them_too(store_root: Path | str) -> None:
     """The consumptions survive the process: another interpreter reads them back."""
-    ctx = make_context(RecordStore(tmp_path))
+    ctx = make_context(RecordStore(store_root))
     consumption = ctx.record_consumption(read(ctx), request_id="r", response_id="s")
     script = (
         "import sys\n"
@@ -66,14 +68,14 @@ def test_a_new_process_lists_them_too(tmp_path: Path) -> None:
         "print(ctx.consumptions()[0].model_dump_json())\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script, str(store_root)], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == consumption.model_dump_json()
 
 
-def test_they_are_events_of_the_task_stream(tmp_path: Path) -> None:
+def test_they_are_events_of_the_task_stream(store_root: Path | str) -> None:
     """Each consumption is one context_consumed event on taskctx.consumptions/<task>."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     ctx = make_context(store)
     consumption = ctx.record_consumption(read(ctx), request_id="r", response_id="s")
     page = store.events(consumption_stream("review-42"))
@@ -84,24 +86,24 @@ def test_they_are_events_of_the_task_stream(tmp_path: Path) -> None:
     assert event.idempotency_key == f"{consumption.package_id}|r|s"
 
 
-def test_the_same_key_again_is_idempotent_across_contexts(tmp_path: Path) -> None:
+def test_the_same_key_again_is_idempotent_across_contexts(store_root: Path | str) -> None:
     """The same package, request and response recorded by another context returns the first."""
-    first = make_context(RecordStore(tmp_path))
+    first = make_context(RecordStore(store_root))
     package = read(first)
     original = first.record_consumption(package, request_id="r", response_id="s")
-    second = make_context(RecordStore(tmp_path))
+    second = make_context(RecordStore(store_root))
     again = second.record_consumption(package, request_id="r", response_id="s")
     assert again == original
     assert again.recorded_at == original.recorded_at
     assert len(second.consumptions()) == 1
 
 
-def test_the_same_key_with_other_content_is_a_conflict(tmp_path: Path) -> None:
+def test_the_same_key_with_other_content_is_a_conflict(store_root: Path | str) -> None:
     """Other blocks under a recorded key raise ConsumptionConflictError; nothing is added."""
-    first = make_context(RecordStore(tmp_path))
+    first = make_context(RecordStore(store_root))
     package = read(first)
     first.record_consumption(package, request_id="r", response_id="s")
-    second = make_context(RecordStore(tmp_path))
+    second = make_context(RecordStore(store_root))
     with pytest.raises(ConsumptionConflictError, match="already recorded with other content"):
         second.record_consumption(
             package, request_id="r", response_id="s", block_ids=[package.blocks[1].block_id]
@@ -109,19 +111,19 @@ def test_the_same_key_with_other_content_is_a_conflict(tmp_path: Path) -> None:
     assert len(second.consumptions()) == 1
 
 
-def test_tasks_are_kept_apart(tmp_path: Path) -> None:
+def test_tasks_are_kept_apart(store_root: Path | str) -> None:
     """Two tasks on one store list only their own consumptions."""
-    a = make_context(RecordStore(tmp_path), "task-a")
-    b = make_context(RecordStore(tmp_path), "task-b")
+    a = make_context(RecordStore(store_root), "task-a")
+    b = make_context(RecordStore(store_root), "task-b")
     ca = a.record_consumption(read(a), request_id="r", response_id="s")
     cb = b.record_consumption(read(b), request_id="r", response_id="s")
     assert a.consumptions() == (ca,)
     assert b.consumptions() == (cb,)
 
 
-def test_a_failed_request_leaves_the_store_untouched(tmp_path: Path) -> None:
+def test_a_failed_request_leaves_the_store_untouched(store_root: Path | str) -> None:
     """An exception inside consuming() appends no event."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     ctx = make_context(store)
     package = read(ctx)
     revision = store.revision
@@ -136,20 +138,20 @@ def test_a_failed_request_leaves_the_store_untouched(tmp_path: Path) -> None:
     assert store.events(consumption_stream("review-42")).events == ()
 
 
-def test_a_read_only_store_or_another_object_is_refused(tmp_path: Path) -> None:
+def test_a_read_only_store_or_another_object_is_refused(store_root: Path | str) -> None:
     """The log needs a RecordStore opened read_write."""
-    RecordStore(tmp_path)  # create it
+    RecordStore(store_root)  # create it
     with pytest.raises(ValueError, match="read-only; consumptions need a store opened read_write"):
-        RecordConsumptionLog(RecordStore(tmp_path, mode="read_only"))
+        RecordConsumptionLog(RecordStore(store_root, mode="read_only"))
     with pytest.raises(TypeError, match="store must be a RecordStore, not str"):
-        RecordConsumptionLog(str(tmp_path))  # type: ignore[arg-type]
+        RecordConsumptionLog(str(store_root))  # type: ignore[arg-type]
 
 
-def test_many_consumptions_are_listed_past_one_event_page(tmp_path: Path) -> None:
+def test_many_consumptions_are_listed_past_one_event_page(store_root: Path | str) -> None:
     """More consumptions than one event page are all listed, in order."""
-    ctx = make_context(RecordStore(tmp_path))
+    ctx = make_context(RecordStore(store_root))
     package = read(ctx)
     recorded = [
         ctx.record_consumption(package, request_id=f"r{n}", response_id="s") for n in range(520)
     ]
-    assert make_context(RecordStore(tmp_path)).consumptions() == tuple(recorded)
+    assert make_context(RecordStore(store_root)).consumptions() == tuple(recorded)

@@ -12,9 +12,9 @@ from taskctx.model import CoverageStatus
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """A fresh store."""
-    return RecordStore(tmp_path)
+    return RecordStore(store_root)
 
 
 def test_sequences_count_per_stream(store: RecordStore) -> None:
@@ -73,6 +73,7 @@ def test_queries_by_task_type_actor_stream(store: RecordStore) -> None:
     assert desc.coverage.status is CoverageStatus.COMPLETE
 
 
+@pytest.mark.sqlite_only
 def test_task_query_uses_the_index(store: RecordStore) -> None:
     """A query by task id is answered through the task index (decoding only its hits)."""
     plan = store._conn.execute(
@@ -82,14 +83,14 @@ def test_task_query_uses_the_index(store: RecordStore) -> None:
     assert any("events_by_task" in row["detail"] for row in plan), [tuple(r) for r in plan]
 
 
-def test_event_pages_are_snapshot_bound(store: RecordStore, tmp_path: Path) -> None:
+def test_event_pages_are_snapshot_bound(store: RecordStore, store_root: Path | str) -> None:
     """Event cursors continue the pinned snapshot from a new instance; the last page is partial."""
     for i in range(7):
         store.append_event("s", "t", {"i": i}, task_id="t")
     page = store.events(task_id="t", page_size=3)
     store.append_event("s", "t", {"i": 99}, task_id="t")
     seen = list(page.events)
-    other = RecordStore(tmp_path)
+    other = RecordStore(store_root)
     while page.has_more:
         assert page.cursor is not None
         page = other.events_continue(page.cursor)

@@ -17,14 +17,15 @@ from taskctx_records.source import RecordSource
 
 from taskctx import ContextBudget, NotFoundError, PluginHost, TaskContext
 from taskctx.model import ContextRef, EnumerationRequest, ExactRead, SourceDescriptor
+from tests.plugins.records.tracing import trace_statements
 
 SCOPE = {"task": "t"}
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """Forty JSON records, a text record, a bytes record and one of another scope."""
-    store = RecordStore(tmp_path / "store")
+    store = RecordStore(store_root)
     store.put_many(
         [
             {
@@ -103,14 +104,12 @@ def test_a_first_read_renders_and_decodes_each_record_once(
         counting(monkeypatch, taskctx_records.query, "decode"),
         counting(monkeypatch, taskctx_records.source, "decode"),
     ]
-    statements: list[str] = []
-    store._conn.set_trace_callback(statements.append)
+    statements = trace_statements(store, monkeypatch)
     context = TaskContext(
         "t", host=PluginHost(allow=["taskctx-records", "taskctx-fts"]), state_dir=tmp_path / "st"
     )
     context.attach(store.source(scope=SCOPE), binding_id="records")
     package = context.reader("a", budget=ContextBudget(max_chars=4000, max_blocks=6)).read("upload")
-    store._conn.set_trace_callback(None)
     (state,) = context.index.states.values()
     assert state.last_sync is not None
     context.index.close()
@@ -173,12 +172,12 @@ def test_a_version_written_after_enumeration_is_never_served_stale(store: Record
     assert revised.text == "revised notes"  # the pinned version, deleted since, still reads
 
 
-def test_enumerated_descriptors_equal_those_of_the_records_read(tmp_path: Path) -> None:
+def test_enumerated_descriptors_equal_those_of_the_records_read(store_root: Path | str) -> None:
     """Enumeration renders from SQLite rows without making Records; its descriptors and
     reads are exactly those the journal renders from Records: JSON, text, bytes, text
     holding NUL, meta, no kind, non-ASCII, a new version and a tombstone; and each equals
     the descriptor validation makes of its fields."""
-    store = RecordStore(tmp_path / "store")
+    store = RecordStore(store_root)
     store.put({"b": [1, 2.5, None, True], "a": "é"}, collection="obs", kind="k", scope=SCOPE)
     store.put("plain", collection="notes", scope=SCOPE, meta={"by": {"name": "ann"}})
     store.put(b"\x00\x01", collection="blobs", scope=SCOPE, record_id="blob")

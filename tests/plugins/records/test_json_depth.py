@@ -102,9 +102,9 @@ def test_writes_take_json_within_the_limit(
     assert store.revision > revision
 
 
-def test_deep_json_within_the_limit_reads_back_equal(tmp_path: Path) -> None:
+def test_deep_json_within_the_limit_reads_back_equal(store_root: Path | str) -> None:
     """Content, state and payload 100 levels deep come back as they were put."""
-    store = RecordStore(tmp_path / "state")
+    store = RecordStore(store_root)
     value = nested(MAX_JSON_DEPTH, "mixed")
     ref = store.put(value, collection="c")
     assert store.get(ref.id).content == value
@@ -131,9 +131,11 @@ def test_queries_and_sources_refuse_deep_json(
 
 
 @pytest.mark.parametrize("depth", TOO_DEEP)
-def test_record_store_factory_refuses_deep_scope_text(tmp_path: Path, depth: int) -> None:
+def test_record_store_factory_refuses_deep_scope_text(
+    tmp_path: Path, store_root: Path | str, depth: int
+) -> None:
     """host.source("record_store", scope=<JSON text>) refuses text nested too deep."""
-    RecordStore(tmp_path / "state")
+    RecordStore(store_root)
     host = PluginHost(allow=["taskctx-records"])
     scope = '{"k": ' + nested_text(depth - 1, "list") + "}"
     with pytest.raises(ValueError, match=f"record_store scope nests .*{MESSAGE}"):

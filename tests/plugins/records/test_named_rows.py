@@ -50,9 +50,9 @@ def test_the_checker_sees_positional_reads() -> None:
     assert _positional_reads(ast.parse(source)) == [1, 2, 3]
 
 
-def test_reads_by_name_round_trip(tmp_path: Path) -> None:
+def test_reads_by_name_round_trip(store_root: Path | str) -> None:
     """Records, bounded reads, links, events, checkpoints and snapshots read back by name."""
-    store = RecordStore(tmp_path / "state")
+    store = RecordStore(store_root)
     first = store.put({"a": 1}, collection="notes", kind="k", scope={"task": "t"}, meta={"m": 2})
     second = store.put(b"\x00bytes", collection="blobs")
     store.link(first.id, second.id, "mentions", meta={"why": "test"})

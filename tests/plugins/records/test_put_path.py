@@ -35,9 +35,9 @@ def _statements(store: RecordStore) -> list[str]:
 
 def _counts(store: RecordStore) -> tuple[int, int, int]:
     """(revision, record rows, scope rows): what a refused write must leave unchanged."""
-    conn = store._conn
-    rows = conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-    scopes = conn.execute("SELECT COUNT(*) FROM record_scope").fetchone()[0]
+    with store.backend.read() as conn:
+        rows = conn.execute("SELECT COUNT(*) AS n FROM records").fetchone()["n"]
+        scopes = conn.execute("SELECT COUNT(*) AS n FROM record_scope").fetchone()["n"]
     return store.revision, int(rows), int(scopes)
 
 
@@ -72,29 +72,34 @@ CANONICAL_CASES: list[tuple[Any, Mapping[str, Any] | None, Mapping[str, Any] | N
 
 @pytest.mark.parametrize(("content", "scope", "meta"), CANONICAL_CASES)
 def test_stored_forms_are_the_canonical_json(
-    tmp_path: Path, content: Any, scope: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
+    store_root: Path | str,
+    content: Any,
+    scope: Mapping[str, Any] | None,
+    meta: Mapping[str, Any] | None,
 ) -> None:
     """Content, scope, meta, digest and the scope rows are byte for byte the canonical JSON
     formula, whatever the key order, nesting or characters."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     ref = store.put(content, collection="c", scope=scope, meta=meta)
-    row = store._conn.execute("SELECT * FROM records WHERE id = ?", (ref.id,)).fetchone()
+    with store.backend.read() as conn:
+        row = conn.execute("SELECT * FROM records WHERE id = ?", (ref.id,)).fetchone()
+        pairs = conn.execute(
+            "SELECT key, value FROM record_scope WHERE id = ? ORDER BY key", (ref.id,)
+        ).fetchall()
     if isinstance(content, bytes):
         canonical = content
     elif isinstance(content, str):
         canonical = content.encode()
     else:
         canonical = _canonical(content).encode()
-    stored = row["content"] if isinstance(row["content"], bytes) else row["content"].encode()
+    stored = row["content"] if isinstance(row["content"], str) else bytes(row["content"])
+    stored = stored.encode() if isinstance(stored, str) else stored
     assert stored == canonical
     assert (row["sha256"], row["size"]) == (hashlib.sha256(canonical).hexdigest(), len(canonical))
     assert (ref.sha256, ref.size) == (row["sha256"], row["size"])
     assert row["scope"] == _canonical(dict(scope or {}))
     assert row["meta"] == _canonical(dict(meta or {}))
-    pairs = store._conn.execute(
-        "SELECT key, value FROM record_scope WHERE id = ? ORDER BY key", (ref.id,)
-    ).fetchall()
-    assert [tuple(pair) for pair in pairs] == sorted(
+    assert [(pair["key"], pair["value"]) for pair in pairs] == sorted(
         (key, _canonical(value)) for key, value in (scope or {}).items()
     )
     assert store.query(scope=scope).coverage.considered == 1
@@ -129,12 +134,12 @@ REFUSED: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("case", "change", "error", "message"), REFUSED, ids=[r[0] for r in REFUSED]
 )
 def test_a_refused_put_writes_nothing(
-    tmp_path: Path, case: str, change: dict[str, Any], error: type[Exception], message: str
+    store_root: Path | str, case: str, change: dict[str, Any], error: type[Exception], message: str
 ) -> None:
     """Every class of bad put input raises a clear error naming what was wrong, and the
     revision, records and scope rows stay as they were (also when refused after the
     revision was taken); the store writes normally afterwards."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put("first", collection="c", scope={"k": "v"}, record_id="named")
     before = _counts(store)
     arguments: dict[str, Any] = {"content": "x", "collection": "c", "scope": {"k": "v"}}
@@ -143,7 +148,8 @@ def test_a_refused_put_writes_nothing(
     with pytest.raises(error, match=message):
         store.put(content, **arguments)
     assert _counts(store) == before
-    assert not store._conn.in_transaction
+    if isinstance(store_root, Path):
+        assert not store._conn.in_transaction
     assert store.put("after", collection="c").revision == before[0] + 1
 
 
@@ -171,9 +177,9 @@ def test_a_new_record_is_encoded_before_the_write_lock(
     assert seen == []
 
 
-def test_a_failed_delete_writes_nothing(tmp_path: Path) -> None:
+def test_a_failed_delete_writes_nothing(store_root: Path | str) -> None:
     """A delete of an absent record raises NotFoundError and takes no revision."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put("x", collection="c")
     before = _counts(store)
     with pytest.raises(NotFoundError):
@@ -181,9 +187,9 @@ def test_a_failed_delete_writes_nothing(tmp_path: Path) -> None:
     assert _counts(store) == before
 
 
-def test_threads_sharing_one_store_lose_nothing(tmp_path: Path) -> None:
+def test_threads_sharing_one_store_lose_nothing(store_root: Path | str) -> None:
     """4 threads x 150 puts on one RecordStore: 600 records, revisions 1..600 each once."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:
@@ -199,8 +205,9 @@ def test_threads_sharing_one_store_lose_nothing(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert errors == []
-    revisions = [r[0] for r in store._conn.execute("SELECT revision FROM records ORDER BY 1")]
-    assert revisions == list(range(1, 601))
+    with store.backend.read() as conn:
+        rows = conn.execute("SELECT revision FROM records ORDER BY revision").fetchall()
+    assert [row["revision"] for row in rows] == list(range(1, 601))
     for n in range(4):
         assert store.query(scope={"w": n}).coverage.considered == 150
 
@@ -217,14 +224,15 @@ KILLED = textwrap.dedent(
 )
 
 
-def test_a_returned_put_survives_its_process_being_killed(tmp_path: Path) -> None:
-    """Puts that returned are in the WAL: a process ending without close (os._exit) loses
-    none of them, and the next open reads every one."""
-    RecordStore(tmp_path).close()
-    subprocess.run([sys.executable, "-c", KILLED, str(tmp_path), "300"], check=True, timeout=120)
-    wal = tmp_path / ".taskctx" / "records" / "records.db-wal"
-    assert wal.stat().st_size > 0  # the commits are still only in the WAL
-    store = RecordStore(tmp_path)
+def test_a_returned_put_survives_its_process_being_killed(store_root: Path | str) -> None:
+    """Puts that returned are committed (on SQLite, in the WAL): a process ending without
+    close (os._exit) loses none of them, and the next open reads every one."""
+    RecordStore(store_root).close()
+    subprocess.run([sys.executable, "-c", KILLED, str(store_root), "300"], check=True, timeout=120)
+    if isinstance(store_root, Path):
+        wal = store_root / ".taskctx" / "records" / "records.db-wal"
+        assert wal.stat().st_size > 0  # the commits are still only in the WAL
+    store = RecordStore(store_root)
     assert store.revision == 300
     assert store.query(scope={"task_id": "t"}).coverage.considered == 300
     assert store.get("rec_0000000000000300").content == {"i": 299}

@@ -13,9 +13,9 @@ from taskctx.model import CoverageOutcome, CoverageStatus
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """A store with 25 records in scope review-42 and 5 outside it."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put_many(
         [
             {
@@ -88,9 +88,9 @@ def test_no_match_is_said(store: RecordStore) -> None:
     assert page.coverage.considered == 0
 
 
-def test_kind_and_multi_key_scope(tmp_path: Path) -> None:
+def test_kind_and_multi_key_scope(store_root: Path | str) -> None:
     """kind and every scope key narrow the query."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put(1, collection="c", kind="a", scope={"task_id": "t", "phase": "p1"})
     store.put(2, collection="c", kind="b", scope={"task_id": "t", "phase": "p2"})
     store.put(3, collection="c", kind="a", scope={"task_id": "u", "phase": "p1"})
@@ -123,11 +123,11 @@ def test_filtered_multi_page_says_unmeasured(store: RecordStore) -> None:
     assert page.coverage.status is CoverageStatus.PARTIAL
 
 
-def test_cursor_works_from_a_new_instance(store: RecordStore, tmp_path: Path) -> None:
+def test_cursor_works_from_a_new_instance(store: RecordStore, store_root: Path | str) -> None:
     """query_continue works from another RecordStore on the same root."""
     page = store.query(scope={"task_id": "review-42"}, page_size=10)
     assert page.cursor is not None
-    other = RecordStore(tmp_path)
+    other = RecordStore(store_root)
     second = other.query_continue(page.cursor)
     assert second.records[0].id > page.records[-1].id
     assert second.revision == page.revision
@@ -205,9 +205,9 @@ def test_cursor_of_another_store_is_refused(
         b.query_continue(cursor)
 
 
-def test_keyset_pages_at_depth(tmp_path: Path) -> None:
+def test_keyset_pages_at_depth(store_root: Path | str) -> None:
     """Deep pages continue exactly where the previous page ended."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     store.put_many([{"content": i, "collection": "c"} for i in range(2_000)])
     pages = _drain(store, store.query(collection="c", page_size=7))
     values = [r.content for p in pages for r in p.records]

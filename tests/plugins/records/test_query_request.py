@@ -16,9 +16,9 @@ CONTRACT = ["collection", "kind", "scope", "filters", "order", "page_size", "cur
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """A store with six records in ``checks``."""
-    store = RecordStore(tmp_path / "state")
+    store = RecordStore(store_root)
     store.put_many([{"content": f"check {n}", "collection": "checks"} for n in range(6)])
     return store
 

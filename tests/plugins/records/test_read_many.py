@@ -10,12 +10,13 @@ from taskctx_records import RecordStore
 
 from taskctx import NotFoundError, PolicyError
 from taskctx.model import ContextRef, ExactRead
+from tests.plugins.records.tracing import trace_statements
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """A store with a record in two versions, a deleted one and one of another scope."""
-    store = RecordStore(tmp_path / "store")
+    store = RecordStore(store_root)
     store.put("first", collection="obs", scope={"task": "t"}, record_id="r1")  # revision 1
     store.put({"v": 2}, collection="obs", scope={"task": "t"}, record_id="r1")  # revision 2
     store.put("gone", collection="obs", scope={"task": "t"}, record_id="r2")  # revision 3
@@ -61,15 +62,15 @@ def test_get_many_answers_as_get_does(store: RecordStore) -> None:
     assert store.get_many([]) == []
 
 
-def test_get_many_reads_a_batch_in_one_query(store: RecordStore) -> None:
+def test_get_many_reads_a_batch_in_one_query(
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Several hundred records come back from one SELECT of the records table per 300."""
     store.put_many(
         [{"content": f"n{n}", "collection": "obs", "record_id": f"m{n:04d}"} for n in range(700)]
     )
-    statements: list[str] = []
-    store._conn.set_trace_callback(statements.append)
+    statements = trace_statements(store, monkeypatch)
     answers = store.get_many([(f"m{n:04d}", None) for n in range(700)])
-    store._conn.set_trace_callback(None)
     assert [a.content for a in answers if not isinstance(a, Exception)] == [
         f"n{n}" for n in range(700)
     ]

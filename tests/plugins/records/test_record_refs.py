@@ -51,7 +51,7 @@ def _pinned_get(store: RecordStore, value: Any) -> Record:
         return view.get(value)
 
 
-def _two_records(root: Path) -> tuple[RecordStore, RecordRef, RecordRef]:
+def _two_records(root: Path | str) -> tuple[RecordStore, RecordRef, RecordRef]:
     store = RecordStore(root)
     first = store.put("hello", collection="c")
     other = store.put("other", collection="c")
@@ -79,9 +79,9 @@ def _comparable(value: object) -> object:
     return value
 
 
-def test_ref_names_the_record_not_its_version(tmp_path: Path) -> None:
+def test_ref_names_the_record_not_its_version(store_root: Path | str) -> None:
     """get(ref) of an older version reads the record as of now (or at_revision), like its id."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     first = store.put("v1", collection="c")
     store.put("v2", collection="c", record_id=first)
     assert store.get(first).content == "v2"
@@ -104,11 +104,11 @@ NONE_MEANS_DEFAULT = {"put record_id", "put_many record_id", "iter_visible after
     ],
 )
 def test_a_wrong_type_is_a_type_error_naming_the_parameter(
-    tmp_path: Path, call: str, bad: Any
+    store_root: Path | str, call: str, bad: Any
 ) -> None:
     """int, None, bytes, dict, float or list where a record is named: TypeError naming it."""
     parameter, run = CALLS[call]
-    store, _, other = _two_records(tmp_path)
+    store, _, other = _two_records(store_root)
     revision = store.revision
     with pytest.raises(TypeError) as caught:
         run(store, bad, other)
@@ -120,8 +120,8 @@ def test_a_wrong_type_is_a_type_error_naming_the_parameter(
     assert store.revision == revision  # nothing was written
 
 
-def test_empty_id_is_still_a_value_error(tmp_path: Path) -> None:
+def test_empty_id_is_still_a_value_error(store_root: Path | str) -> None:
     """An empty string record_id for put stays the ValueError it was."""
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     with pytest.raises(ValueError, match="non-empty"):
         store.put("x", collection="c", record_id="")

@@ -27,22 +27,23 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_four_processes_lose_nothing(tmp_path: Path) -> None:
+def test_four_processes_lose_nothing(store_root: Path | str) -> None:
     """4 processes x 250 puts (and 50 events) at once: 1,000 records and 200 events with
     1,200 distinct revisions, the store revision the largest of them."""
-    RecordStore(tmp_path).close()
+    RecordStore(store_root).close()
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(n), "250"])
+        subprocess.Popen([sys.executable, "-c", WRITER, str(store_root), str(n), "250"])
         for n in range(4)
     ]
     assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
-    store = RecordStore(tmp_path)
+    store = RecordStore(store_root)
     assert store.revision == 1_200
     assert store.query(collection="load").coverage.considered == 1_000
-    revisions = store._conn.execute(
-        "SELECT COUNT(DISTINCT revision) FROM "
-        "(SELECT revision FROM records UNION ALL SELECT revision FROM events)"
-    ).fetchone()[0]
+    with store.backend.read() as conn:
+        revisions = conn.execute(
+            "SELECT COUNT(DISTINCT revision) AS n FROM "
+            "(SELECT revision FROM records UNION ALL SELECT revision FROM events) AS written"
+        ).fetchone()["n"]
     assert revisions == 1_200
     for n in range(4):
         assert store.query(scope={"w": str(n)}).coverage.considered == 250
@@ -145,11 +146,11 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         RecordStore(tmp_path)
 
 
-def test_read_only_refuses_writes(tmp_path: Path) -> None:
+def test_read_only_refuses_writes(store_root: Path | str) -> None:
     """mode='read_only' reads but refuses every write with PolicyError."""
-    writer = RecordStore(tmp_path)
+    writer = RecordStore(store_root)
     ref = writer.put("x", collection="c")
-    reader = RecordStore(tmp_path, mode="read_only")
+    reader = RecordStore(store_root, mode="read_only")
     assert reader.get(ref.id).content == "x"
     assert reader.query().coverage.considered == 1
     for write in (
@@ -173,6 +174,7 @@ def test_read_only_does_not_create(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_errors_do_not_leak(tmp_path: Path) -> None:
     """Database failures are TaskCtxErrors, never raw sqlite3 errors."""
     store = RecordStore(tmp_path)

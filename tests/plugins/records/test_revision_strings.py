@@ -62,9 +62,9 @@ def test_parse_content_version_refuses_anything_else(text: str) -> None:
         parse_content_version(text)
 
 
-def test_source_writes_and_reads_one_format(tmp_path: Path) -> None:
+def test_source_writes_and_reads_one_format(store_root: Path | str) -> None:
     """The source's revision, page revision, content versions and journal all agree."""
-    store = RecordStore(tmp_path / "state")
+    store = RecordStore(store_root)
     store.put("one", collection="notes")
     store.put("two", collection="notes")
     source = RecordSource(store)

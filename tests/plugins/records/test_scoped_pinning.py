@@ -10,10 +10,12 @@ from taskctx import ContextBudget, ContextReadIntent, ContextRef, PluginHost, Ta
 from tests.core.sources import CueAfterEnumeration
 
 
-def test_line_scope_after_an_update_reads_the_pinned_revision(tmp_path: Path) -> None:
+def test_line_scope_after_an_update_reads_the_pinned_revision(
+    tmp_path: Path, store_root: Path | str
+) -> None:
     """A record rewritten after enumeration still reads, by line scope and whole, as the
     version the snapshot pinned: the store serves history, so nothing is mixed."""
-    with RecordStore(tmp_path / "state") as store:
+    with RecordStore(store_root) as store:
         ref = store.put("one\ntwo\nthree\n", collection="notes")
         source = CueAfterEnumeration(
             store.source(),

@@ -29,9 +29,9 @@ def run(coroutine: Any) -> Any:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
+def store(store_root: Path | str) -> RecordStore:
     """A store with records of two tasks."""
-    store = RecordStore(tmp_path / "state")
+    store = RecordStore(store_root)
     store.put(
         {"status": "failed", "reason": "upload times out after 30 s"},
         collection="observations",
@@ -104,9 +104,9 @@ def test_quickstart_records_through_a_reader(store: RecordStore) -> None:
     assert (cov.considered, cov.delivered, cov.status) == (2, 2, CoverageStatus.COMPLETE)
 
 
-def test_host_source_by_kind(store: RecordStore) -> None:
+def test_host_source_by_kind(store: RecordStore, store_root: Path | str) -> None:
     """host.source('record_store', root=...) opens the store read-only."""
-    source = host().source("record_store", root=str(store.root), scope='{"task_id": "other"}')
+    source = host().source("record_store", root=str(store_root), scope='{"task_id": "other"}')
     page = run(source.async_enumerate_descriptors(__import__("taskctx").EnumerationRequest()))
     assert len(page.descriptors) == 1
 
@@ -143,11 +143,11 @@ def test_bytes_records_are_never_text(store: RecordStore) -> None:
     assert [o.reason for o in package.omissions] == [OmissionReason.REFERENCE_ONLY]
 
 
-def test_scope_check_compares_json_values_exactly(tmp_path: Path) -> None:
+def test_scope_check_compares_json_values_exactly(store_root: Path | str) -> None:
     """A record scoped {"task_id": true} is not readable through {"task_id": 1}."""
     from taskctx import ContextRef
 
-    store = RecordStore(tmp_path / "typed")
+    store = RecordStore(store_root)
     hidden = store.put("secret", collection="c", scope={"task_id": True})
     source = store.source(scope={"task_id": 1})
     with pytest.raises(PolicyError):

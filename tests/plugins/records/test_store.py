@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,10 @@ from taskctx.errors import NotFoundError
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RecordStore:
-    """A fresh store on a real SQLite file."""
-    return RecordStore(tmp_path / "state")
+def store(store_root: Path | str) -> Iterator[RecordStore]:
+    """A fresh store on each backend."""
+    with RecordStore(store_root) as store:
+        yield store
 
 
 def test_database_lives_under_taskctx_records(tmp_path: Path) -> None:

@@ -22,8 +22,9 @@ _ROOT = click.option(
     default=".",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="Folder whose .taskctx/records/records.db holds the store (taskctx read --records "
-    "names it the same way; --root is the older spelling).",
+    help="Folder whose .taskctx/records/records.db holds the store, or a database URL "
+    "(postgresql://user@host/db, with taskctx-postgres); taskctx read --records names it "
+    "the same way; --root is the older spelling.",
 )
 _OUTPUT = click.option(
     "--json",

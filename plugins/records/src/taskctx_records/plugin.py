@@ -61,6 +61,7 @@ def register_cli_sources(register: Callable[[CliSource], None]) -> None:
             value_option="root",
             flag="--records",
             binding_id="records",
-            help="Attach the record store under this directory (taskctx-records).",
+            help="Attach the record store under this directory, or at this database URL "
+            "(taskctx-records; URLs need their backend, e.g. taskctx-postgres).",
         )
     )
