@@ -10,12 +10,10 @@ judged: the issue sets no targets for these. ``--quick`` uses small sizes.
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +22,10 @@ from typing import Any
 from taskctx_records import RecordStore
 
 from bench.common import result_header, skipped_result, summarize
-from taskctx import ContextBudget, PluginHost, TaskContext
+from bench.records import SOURCE_BUDGET, SOURCE_QUERY, SOURCE_SCOPE, _timed
+from bench.records import _fill as _fill_batches
+from bench.records import _source_items as _items
+from taskctx import PluginHost, TaskContext
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "PostgresParams", "run", "summary_lines"]
 
@@ -34,9 +35,7 @@ DESCRIPTION = (
     "record_store source first and warm reads at 10,000 and 100,000 records"
 )
 BACKENDS = ("sqlite", "postgresql")
-SCOPE = {"task_id": "bench"}
-QUERY = "why does the upload time out after the index changed?"
-BUDGET = ContextBudget(max_chars=6000, max_blocks=12)
+SCOPE, QUERY, BUDGET = SOURCE_SCOPE, SOURCE_QUERY, SOURCE_BUDGET
 HOST_ALLOW = ["taskctx-records", "taskctx-fts", "taskctx-postgres"]
 
 
@@ -72,7 +71,8 @@ NOTES = (
     "Both backends run the same steps in one process, one after the other, each into a "
     "fresh store (a folder for SQLite, a new database for PostgreSQL on 127.0.0.1).",
     "put: one call per record (one transaction each); put_many: calls of batch_size items.",
-    "records: JSON {'i', 'status', 'text' ~60 chars} in collection 'obs', all in one scope.",
+    "records: bench.records' source records (JSON {'i', 'status', 'text' ~40 chars} in "
+    "collection 'obs', all in one scope).",
     "page_1: store.query(collection='obs', page_size) (with its COUNT); page_<deep>: one "
     "query_continue from the cursor of the page before it, reached untimed; medians of "
     "`repeats`.",
@@ -82,29 +82,6 @@ NOTES = (
     "PostgreSQL server: TASKCTX_PG_DSN, else a throwaway cluster (fsync=off) started by "
     "this bench; SQLite: WAL, synchronous=NORMAL, on the same disk.",
 )
-
-
-def _items(start: int, count: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "content": {
-                "i": i,
-                "status": "failed" if i % 7 == 0 else "ok",
-                "text": f"upload {i} " + ("timed out after the index changed" if i % 3 == 0
-                                          else "stored in 12 ms"),
-            },
-            "collection": "obs",
-            "scope": dict(SCOPE),
-        }
-        for i in range(start, start + count)
-    ]  # fmt: skip
-
-
-def _timed(action: Callable[[], Any]) -> float:
-    gc.collect()
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
 
 
 class _Roots:
@@ -138,11 +115,6 @@ def _store(root: str, host: PluginHost) -> RecordStore:
     return RecordStore(root, host=host)
 
 
-def _fill(store: RecordStore, count: int, batch: int) -> None:
-    for start in range(0, count, batch):
-        store.put_many(_items(start, min(batch, count - start)))
-
-
 def _writes(roots: _Roots, backend: str, host: PluginHost, p: PostgresParams) -> dict[str, Any]:
     store = _store(roots.new(backend), host)
     items = _items(0, p.puts)
@@ -154,7 +126,7 @@ def _writes(roots: _Roots, backend: str, host: PluginHost, p: PostgresParams) ->
     put_s = _timed(put_each)
     store.close()
     store = _store(roots.new(backend), host)
-    many_s = _timed(lambda: _fill(store, p.put_many, p.batch_size))
+    many_s = _timed(lambda: _fill_batches(store, p.put_many, p.batch_size))
     assert store.revision == p.put_many
     store.close()
     return {
@@ -165,7 +137,7 @@ def _writes(roots: _Roots, backend: str, host: PluginHost, p: PostgresParams) ->
 
 def _pages(roots: _Roots, backend: str, host: PluginHost, p: PostgresParams) -> dict[str, Any]:
     store = _store(roots.new(backend), host)
-    _fill(store, p.query_records, p.batch_size)
+    _fill_batches(store, p.query_records, p.batch_size)
     first_samples = [
         _timed(lambda: store.query(collection="obs", page_size=p.page_size))
         for _ in range(p.repeats)
@@ -189,7 +161,7 @@ def _source(
     roots: _Roots, backend: str, host: PluginHost, p: PostgresParams, size: int, base: Path
 ) -> dict[str, Any]:
     store = _store(roots.new(backend), host)
-    _fill(store, size, p.batch_size)
+    _fill_batches(store, size, p.batch_size)
     context = TaskContext("bench", host=host, state_dir=base / f"ctx-{uuid.uuid4().hex[:8]}")
 
     def first() -> None:
