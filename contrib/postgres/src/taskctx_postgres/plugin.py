@@ -1,4 +1,5 @@
-"""Registers the ``postgresql://`` record store backend (``register_record_backends``)."""
+"""Registers the ``postgresql://`` record store backend (``register_record_backends``) and
+the ``postgres`` lexical index provider (``register_index_providers``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from collections.abc import Callable
 from taskctx_records.backend import StoreBackend
 from taskctx_records.backends import BackendOpener
 
+from taskctx import IndexProvider
 from taskctx.hookspecs import hookimpl
 
-__all__ = ["open_postgres", "register_record_backends"]
+__all__ = ["open_postgres", "register_index_providers", "register_record_backends"]
 
 
 def open_postgres(url: str, read_only: bool) -> StoreBackend:
@@ -26,3 +28,12 @@ def register_record_backends(register: Callable[[str, BackendOpener], None]) -> 
     """``postgresql://`` and ``postgres://`` (libpq's two schemes)."""
     register("postgresql", open_postgres)
     register("postgres", open_postgres)
+
+
+@hookimpl
+def register_index_providers(register: Callable[[IndexProvider], None]) -> None:
+    """The ``postgres`` lexical provider (BM25 in PostgreSQL). It connects to nothing
+    here: the database URL (``TASKCTX_PG_INDEX_URL``) is read when a partition opens."""
+    from taskctx_postgres.lexical import PostgresLexicalProvider
+
+    register(PostgresLexicalProvider())
