@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 from taskctx_records.errors import RecordStoreError, RecordStoreUnavailableError
 
 from taskctx.cursor import KEY_ENV
@@ -29,6 +29,7 @@ from taskctx.errors import NotFoundError, PolicyError
 from taskctx.statefiles import default_state_dir
 from taskctx_postgres.connection import PgConnection
 from taskctx_postgres.dialect import POSTGRES
+from taskctx_postgres.pool import open_pool
 from taskctx_postgres.schema import SCHEMA_VERSION, installed_version, migrate
 from taskctx_postgres.url import Target, parse_target
 
@@ -49,21 +50,8 @@ class PostgresBackend:
         with self._connect() as conn:
             self.store_id, self._key = self._prepare(conn)
         self.state_root = default_state_dir() / "record-stores" / f"postgresql-{self.store_id}"
-        self._pool = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "connect_timeout": self.target.connect_timeout},
-            # the URL's connect_timeout bounds the wait for a pooled connection too
-            timeout=self.target.connect_timeout,
-            # a connection is checked as it is handed out: after a server restart the
-            # pool replaces the dead ones instead of failing the next operations
-            check=ConnectionPool.check_connection,
-            open=False,
-            name=self.location,
-        )
         try:
-            self._pool.open(wait=True, timeout=self.target.connect_timeout)
+            self._pool = open_pool(self.target, pool_size, self.location)
         except PoolTimeout as exc:
             raise self._unavailable(exc, "could not open its connection pool") from None
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 from taskctx_fts.tokenize import TOKENIZER_VERSION, document_text, searchable, tokenize
 
 from taskctx.codes import CoverageReason
@@ -60,6 +60,7 @@ from taskctx.errors import TaskCtxError
 from taskctx.protocols import IndexDocument, PartitionKey, SearchHit, SearchResult
 from taskctx_postgres import lexical_store as store
 from taskctx_postgres.lexical_schema import FORMAT_VERSION, SCHEMA, ensure_schema
+from taskctx_postgres.pool import open_pool
 from taskctx_postgres.url import Target, parse_target
 
 __all__ = [
@@ -124,18 +125,8 @@ class _Database:
             raise self.unavailable(exc, "cannot connect") from None
         except (psycopg.Error, ValueError) as exc:
             raise self.failed(exc) from None
-        self.pool = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "connect_timeout": self.target.connect_timeout},
-            timeout=self.target.connect_timeout,
-            check=ConnectionPool.check_connection,
-            open=False,
-            name=f"taskctx-index {self.location}",
-        )
         try:
-            self.pool.open(wait=True, timeout=self.target.connect_timeout)
+            self.pool = open_pool(self.target, pool_size, f"taskctx-index {self.location}")
         except PoolTimeout as exc:
             raise self.unavailable(exc, "could not open its connection pool") from None
 
