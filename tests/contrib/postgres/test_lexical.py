@@ -123,6 +123,43 @@ def test_limit_zero_still_counts(partition: PostgresLexicalPartition) -> None:
     assert result.considered == 3
 
 
+def test_ties_at_the_limit_go_to_the_smallest_doc_ids(
+    provider: PostgresLexicalProvider, tmp_path: Path
+) -> None:
+    """Equal scores across the cut: the top ``limit`` are the smallest doc ids among them,
+    not whichever the database met first."""
+    twins = [
+        IndexDocument(doc_id=f"t/{n}", path="same", title="same", text="the upload failed",
+                      content_version="1")
+        for n in (7, 3, 9, 1, 5)
+    ]  # fmt: skip
+    opened = provider.open_partition(KEY, tmp_path)
+    try:
+        opened.apply([*twins, doc("notes/garden.md")], [])
+        result = opened.search("upload", None, 2)
+        assert [h.doc_id for h in result.hits] == ["t/1", "t/3"]
+        assert result.hits[0].score == result.hits[1].score
+        assert result.considered == 5
+    finally:
+        opened.close()
+
+
+def test_a_large_apply_vacuums_and_still_searches(
+    provider: PostgresLexicalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply past VACUUM_AFTER runs VACUUM (outside its transaction) and loses nothing."""
+    from taskctx_postgres import lexical
+
+    monkeypatch.setattr(lexical, "VACUUM_AFTER", 2)
+    opened = provider.open_partition(KEY, tmp_path)
+    try:
+        opened.apply([doc(doc_id) for doc_id in CORPUS], [])
+        assert len(opened.indexed_versions()) == len(CORPUS)
+        assert opened.search("upload", None, 1).considered == 3
+    finally:
+        opened.close()
+
+
 def test_sql_in_the_query_is_text(partition: PostgresLexicalPartition, pg_database: str) -> None:
     """A query that looks like SQL is tokens, and the tables are still there after it."""
     partition.search("'); DROP TABLE taskctx_index.lexical_docs; --", None, 10)

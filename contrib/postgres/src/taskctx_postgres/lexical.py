@@ -79,8 +79,9 @@ PROVIDER_VERSION = f"pg-lexical-{FORMAT_VERSION}/tokenizer-{TOKENIZER_VERSION}"
 """Part of the partition key: changes with the tables or the tokenizer."""
 POOL_SIZE = 4
 """Connections one provider keeps open to one database at most."""
-ANALYZE_AFTER = 1000
-"""An apply of at least this many documents refreshes the planner's statistics."""
+VACUUM_AFTER = 1000
+"""An apply of at least this many documents vacuums the tables: the planner's statistics
+are refreshed and the new pages marked all-visible, so searches read only the index."""
 
 _NOT_SEARCHABLE = SearchResult(
     hits=(), considered=None, searchable=False, reasons=(CoverageReason.QUERY_NOT_SEARCHABLE,)
@@ -237,8 +238,8 @@ class PostgresLexicalPartition:
                 raise PostgresIndexError(
                     f"postgres index {self._database.location}: {exc} by another process"
                 ) from None
-            if len(documents) + len(deletes) >= ANALYZE_AFTER:
-                conn.execute(f"ANALYZE {SCHEMA}.lexical_postings, {SCHEMA}.lexical_docs")
+            if len(documents) + len(deletes) >= VACUUM_AFTER:
+                conn.execute(f"VACUUM (ANALYZE) {SCHEMA}.lexical_postings, {SCHEMA}.lexical_docs")
         self.last_apply_seconds = time.perf_counter() - started
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:

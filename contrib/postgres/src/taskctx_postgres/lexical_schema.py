@@ -13,7 +13,8 @@ in ``public`` beside it):
 - ``lexical_postings``: the inverted index, one row per (partition, term, document) with
   the term's frequency in the title field and in the body and the document's length (so
   a query reads no other table to score). Its primary key is the B-tree the search looks
-  terms up in.
+  terms up in, and it carries the frequencies and the length, so a search reads only the
+  index (an index-only scan, once a VACUUM has marked the pages all-visible).
 
 The schema is made under a transaction-level advisory lock, so two processes opening the
 database for the first time at once do not race on ``CREATE``.
@@ -68,7 +69,7 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.lexical_postings (
     tf_title integer NOT NULL,
     tf_body integer NOT NULL,
     length integer NOT NULL,
-    PRIMARY KEY (part, term, doc)
+    PRIMARY KEY (part, term, doc) INCLUDE (tf_title, tf_body, length)
 );
 CREATE INDEX IF NOT EXISTS lexical_postings_doc ON {SCHEMA}.lexical_postings (doc);
 """
