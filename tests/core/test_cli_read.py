@@ -108,3 +108,20 @@ def test_a_missing_workspace_root_is_an_error_and_is_not_made(tmp_path: Path) ->
     assert typo.is_dir()
     host.source("task_workspace", root=str(tmp_path / "made"), create=True)
     assert (tmp_path / "made").is_dir()
+
+
+@pytest.mark.usefixtures("with_memory_kind")
+def test_read_provider_picks_the_index_provider() -> None:
+    """--provider NAME ranks with that provider (structural: not ranked, and coverage says
+    why); an unknown name is an error naming it."""
+    source = "memory:a.txt=the garden,b.txt=the upload times out"
+    args = ["read", "--source", source, "--query", "upload", "--json"]
+    result = CliRunner().invoke(main, [*args, "--provider", "structural"])
+    assert result.exit_code == 0, result.output
+    package = ContextPackage.model_validate_json(result.output)
+    (coverage,) = package.source_coverage.values()
+    assert "no_lexical_provider" in [str(reason) for reason in coverage.reasons]
+    unknown = CliRunner().invoke(main, [*args, "--provider", "no-such-provider"])
+    assert unknown.exit_code != 0
+    assert "no-such-provider" in unknown.output
+    assert "Traceback" not in unknown.output

@@ -2,7 +2,8 @@
 
 :func:`load_host` builds it from the environment (``TASKCTX_LOAD_PLUGINS``,
 ``TASKCTX_BLOCK_PLUGINS``) and echoes plugin load warnings to stderr; :func:`context_host`
-shares one per invocation between the commands of a command line.
+shares one per invocation between the commands of a command line; :data:`provider_option`
+is the ``--provider`` flag that picks one of its index providers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 from taskctx.errors import PluginLoadWarning
 from taskctx.plugins import PluginHost
 
-__all__ = ["context_host", "load_host"]
+__all__ = ["context_host", "load_host", "provider_option"]
 
 
 def load_host() -> PluginHost:
@@ -45,3 +46,11 @@ def context_host(ctx: click.Context) -> PluginHost:
 
 
 _HOST_KEY = "taskctx.host"
+
+provider_option = click.option(
+    "--provider",
+    default=None,
+    metavar="NAME",
+    help="Index provider name (default: the installed lexical provider, e.g. fts).",
+)
+"""``--provider NAME`` of ``taskctx read`` and ``taskctx index``: ``ctx.configure_index(NAME)``."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from taskctx._clihost import context_host, load_host
+from taskctx._clihost import context_host, load_host, provider_option
 from taskctx._cliopts import SourceOptionsCommand
 from taskctx._cliprogress import terminal_progress
 from taskctx._cliwords import in_flags
@@ -162,11 +162,7 @@ def plugins_command(show_all: bool, as_json: bool) -> None:
 
 
 @main.command("index", cls=SourceOptionsCommand, host_of=context_host, index=True)
-@click.option(
-    "--provider",
-    default=None,
-    help="Index provider name (default: the installed lexical provider, e.g. fts).",
-)
+@provider_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sync reports as JSON.")
 @click.pass_context
 def index_command(

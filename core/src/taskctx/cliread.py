@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from pydantic import ValidationError
 
-from taskctx._clihost import context_host
+from taskctx._clihost import context_host, provider_option
 from taskctx._cliopts import SourceOptionsCommand
 from taskctx._cliprogress import terminal_progress
 from taskctx._cliwords import in_flags
@@ -144,6 +144,7 @@ def _attach_sources(ctx: TaskContext, sources: tuple[str, ...]) -> None:
     help="Search only this binding id (an attached one); repeatable.",
 )
 @click.option("--include-hidden", is_flag=True, help="Offer dot files and folders too.")
+@provider_option
 @click.option(
     "--package",
     "package_file",
@@ -191,6 +192,7 @@ def read_command(
     source_kinds: tuple[str, ...],
     binding_ids: tuple[str, ...],
     include_hidden: bool,
+    provider: str | None,
     package_file: Path | None,
     cursor: str | None,
     next_page: bool,
@@ -218,6 +220,7 @@ def read_command(
     try:
         configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
         ctx = TaskContext(task_id, host=context_host(click_ctx), configuration=configuration)
+        ctx.configure_index(provider)
         _put_entries(ctx, puts, required_puts, put_files)
         command.attach(click_ctx, given, ctx)
         _attach_sources(ctx, sources)
