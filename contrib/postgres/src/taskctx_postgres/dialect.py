@@ -22,6 +22,7 @@ class PostgresDialect(Dialect):
 
     name = "postgresql"
     content_bytes = "content"
+    unindexed = ""
 
     def current_revision(self, conn: Connection) -> int:
         """The counter row's revision (every write advances it in its transaction)."""

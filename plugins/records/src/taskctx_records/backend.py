@@ -78,6 +78,10 @@ class Dialect:
     name = "sqlite"
     content_bytes = "CAST(content AS BLOB)"
     """An expression of a ``records`` row's stored content as bytes."""
+    unindexed = "+"
+    """What goes before a column that the planner must not look up in an index (SQLite's
+    unary ``+``: its planner would otherwise pick the revision index over the keyset one;
+    PostgreSQL estimates from statistics, and a ``+`` would only blind it)."""
 
     def current_revision(self, conn: Connection) -> int:
         """The current store revision (0 for an empty store), as ``conn`` sees it."""

@@ -204,7 +204,8 @@ def _where(spec: QuerySpec, revision: int, dialect: Dialect) -> tuple[str, str, 
     else:
         source = "records r"
         key_column = "r.id"
-    clauses.append("+r.revision <= ? AND +r.valid_to > ? AND +r.deleted = 0")
+    plain = dialect.unindexed
+    clauses.append(f"{plain}r.revision <= ? AND {plain}r.valid_to > ? AND {plain}r.deleted = 0")
     params += [revision, revision]
     if spec.collection is not None:
         clauses.append("r.collection = ?")
