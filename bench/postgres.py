@@ -27,7 +27,18 @@ from bench.records import _fill as _fill_batches
 from bench.records import _source_items as _items
 from taskctx import PluginHost, TaskContext
 
-__all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "PostgresParams", "run", "summary_lines"]
+__all__ = [
+    "DESCRIPTION",
+    "FULL",
+    "NAME",
+    "QUICK",
+    "Databases",
+    "PostgresParams",
+    "run",
+    "server_dsn",
+    "summary_lines",
+    "throwaway_databases",
+]
 
 NAME = "postgres"
 DESCRIPTION = (
@@ -84,31 +95,49 @@ NOTES = (
 )
 
 
-class _Roots:
-    """Fresh store roots: folders under ``base``, or new databases on a server."""
+class Databases:
+    """Fresh databases on a server, each dropped by :func:`throwaway_databases`."""
 
-    def __init__(self, base: Path, dsn: str) -> None:
-        self.base = base
+    def __init__(self, dsn: str) -> None:
         self.dsn = dsn
-        self.databases: list[str] = []
+        self.names: list[str] = []
 
-    def new(self, backend: str) -> str:
-        if backend == "sqlite":
-            return str(self.base / f"store-{uuid.uuid4().hex[:8]}")
+    def new(self) -> str:
+        """The URL of a new, empty database."""
         import psycopg
 
         name = f"taskctx_bench_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.dsn, autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
-        self.databases.append(name)
+        self.names.append(name)
         return self.dsn.rsplit("/", 1)[0] + "/" + name
 
-    def drop_all(self) -> None:
-        import psycopg
 
-        with psycopg.connect(self.dsn, autocommit=True) as admin:
-            for name in self.databases:
+@contextmanager
+def throwaway_databases(dsn: str) -> Iterator[Databases]:
+    """Databases made on the server of ``dsn`` while the block runs, dropped after it."""
+    import psycopg
+
+    databases = Databases(dsn)
+    try:
+        yield databases
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            for name in databases.names:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class _Roots:
+    """Fresh store roots: folders under ``base``, or new databases on a server."""
+
+    def __init__(self, base: Path, databases: Databases) -> None:
+        self.base = base
+        self.databases = databases
+
+    def new(self, backend: str) -> str:
+        if backend == "sqlite":
+            return str(self.base / f"store-{uuid.uuid4().hex[:8]}")
+        return self.databases.new()
 
 
 def _store(root: str, host: PluginHost) -> RecordStore:
@@ -188,7 +217,8 @@ def _source(
 
 
 @contextmanager
-def _server() -> Iterator[str]:
+def server_dsn() -> Iterator[str]:
+    """``TASKCTX_PG_DSN``, else the DSN of a throwaway cluster stopped after the block."""
     dsn = os.environ.get("TASKCTX_PG_DSN")
     if dsn:
         yield dsn
@@ -206,19 +236,20 @@ def run_postgres(p: PostgresParams, *, quick: bool) -> dict[str, Any]:
     """Every step on both backends; the PostgreSQL over SQLite ratio of each."""
     host = PluginHost(allow=HOST_ALLOW)
     by_backend: dict[str, dict[str, Any]] = {}
-    with _server() as dsn, tempfile.TemporaryDirectory(prefix="taskctx-bench-pg-") as tmp:
-        roots = _Roots(Path(tmp), dsn)
-        try:
-            for backend in BACKENDS:
-                by_backend[backend] = {
-                    "writes": _writes(roots, backend, host, p),
-                    "pages": _pages(roots, backend, host, p),
-                    "source": [
-                        _source(roots, backend, host, p, size, Path(tmp)) for size in p.source_sizes
-                    ],
-                }
-        finally:
-            roots.drop_all()
+    with (
+        server_dsn() as dsn,
+        throwaway_databases(dsn) as databases,
+        tempfile.TemporaryDirectory(prefix="taskctx-bench-pg-") as tmp,
+    ):
+        roots = _Roots(Path(tmp), databases)
+        for backend in BACKENDS:
+            by_backend[backend] = {
+                "writes": _writes(roots, backend, host, p),
+                "pages": _pages(roots, backend, host, p),
+                "source": [
+                    _source(roots, backend, host, p, size, Path(tmp)) for size in p.source_sizes
+                ],
+            }
     return {
         **result_header(NAME, quick=quick, params=asdict(p), notes=NOTES),
         "backends": by_backend,

@@ -146,7 +146,8 @@ def run_blocks(path: Path) -> dict[str, Any]:
 
 
 NEEDS_POSTGRES = {"postgres.md"}
-"""Pages whose examples run against a PostgreSQL database (``TASKCTX_PG_URL``)."""
+"""Pages whose examples run against a PostgreSQL database (``TASKCTX_PG_URL``, and
+``TASKCTX_PG_INDEX_URL`` for the index provider: the same fresh database)."""
 
 
 @pytest.fixture
@@ -160,7 +161,9 @@ def docs_env(
     page = getattr(request.node, "callspec", None)
     path = page.params.get("path") if page is not None else None
     if isinstance(path, Path) and path.name in NEEDS_POSTGRES:
-        monkeypatch.setenv("TASKCTX_PG_URL", request.getfixturevalue("pg_database"))
+        database = request.getfixturevalue("pg_database")
+        monkeypatch.setenv("TASKCTX_PG_URL", database)
+        monkeypatch.setenv("TASKCTX_PG_INDEX_URL", database)
     return tmp_path
 
 

@@ -174,6 +174,7 @@ def test_stats_follow_apply(partition: PostgresLexicalPartition, pg_database: st
     """documents and tokens are the running totals; a delete takes its tokens away."""
     stats = dict(partition.stats())
     assert stats["documents"] == len(CORPUS)
+    assert stats["schema_bytes"] > 0
     assert stats["shared"] is True
     assert stats["database"] == parse_target(pg_database).redacted
     tokens = stats["tokens"]

@@ -264,7 +264,8 @@ class PostgresLexicalPartition:
         return SearchResult(hits=hits, considered=considered)
 
     def stats(self) -> Mapping[str, Any]:
-        """Documents, tokens, distinct terms, generation, the database, the last apply."""
+        """Documents, tokens, distinct terms, generation, the database, the last apply, and
+        ``schema_bytes``: the size of the index tables, which every partition shares."""
         row = self._open()
         with self._database.connection("reading stats") as conn:
             facts = store.stats_row(conn, row.part)

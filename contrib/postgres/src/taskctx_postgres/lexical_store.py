@@ -108,20 +108,27 @@ def stats_row(conn: psycopg.Connection[Any], part: int) -> dict[str, Any]:
     """Documents, tokens, distinct terms and applies of the partition (one snapshot)."""
     row = conn.execute(
         f"SELECT p.documents, p.tokens, p.generation, p.applied_at,"
-        f" (SELECT count(DISTINCT term) FROM {_POSTINGS} t WHERE t.part = p.part)"
-        f" FROM {_PARTS} p WHERE p.part = %s",
+        f" (SELECT count(DISTINCT term) FROM {_POSTINGS} t WHERE t.part = p.part),"
+        f" {_SCHEMA_BYTES} FROM {_PARTS} p WHERE p.part = %s",
         (part,),
     ).fetchone()
     if row is None:
         return {"documents": 0, "tokens": 0, "terms": 0, "generation": None, "applied_at": None}
-    documents, tokens, applies, applied_at, terms = row
+    documents, tokens, applies, applied_at, terms, schema_bytes = row
     return {
         "documents": int(documents),
         "tokens": int(tokens),
         "terms": int(terms),
         "generation": f"{part}:{applies}",
         "applied_at": None if applied_at is None else applied_at.isoformat(),
+        "schema_bytes": int(schema_bytes),
     }
+
+
+_SCHEMA_BYTES = " + ".join(
+    f"pg_total_relation_size('{table}')" for table in (_PARTS, _DOCS, _POSTINGS)
+)
+"""Bytes of the index tables with their indexes: every partition of the database."""
 
 
 def apply_batch(
