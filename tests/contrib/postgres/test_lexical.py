@@ -208,3 +208,52 @@ def test_private_partition_is_removed_on_close(
         rows = conn.execute("SELECT count(*) FROM taskctx_index.lexical_partitions").fetchone()
         docs = conn.execute("SELECT count(*) FROM taskctx_index.lexical_postings").fetchone()
     assert (rows, docs) == ((0,), (0,))
+
+
+_CRASHING_OWNER = """
+import os, signal, sys
+from taskctx_postgres.lexical import PostgresLexicalProvider
+from taskctx.protocols import IndexDocument, PartitionKey
+key = PartitionKey(binding_id="b", source_identity="test:pg-lexical", provider="postgres")
+partition = PostgresLexicalProvider(sys.argv[1]).open_partition(key, None)
+partition.apply([IndexDocument(doc_id="x", path="x", text="orphaned upload notes",
+                               content_version="1")], [])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _private_rows(url: str) -> tuple[int, int]:
+    with psycopg.connect(url) as conn:
+        parts = conn.execute(
+            "SELECT count(*) FROM taskctx_index.lexical_partitions WHERE private"
+        ).fetchone()
+        postings = conn.execute("SELECT count(*) FROM taskctx_index.lexical_postings").fetchone()
+    assert parts is not None
+    assert postings is not None
+    return int(parts[0]), int(postings[0])
+
+
+def test_a_crashed_process_private_partition_is_swept_a_live_one_kept(
+    provider: PostgresLexicalProvider, pg_database: str
+) -> None:
+    """A process killed with its private partition open leaves rows that the next provider
+    opening the database removes; a live process's private partition survives that sweep."""
+    import subprocess
+    import sys
+
+    live = provider.open_partition(KEY, None)
+    live.apply([doc("notes/upload.md")], [])
+    crashed = subprocess.run(
+        [sys.executable, "-c", _CRASHING_OWNER, pg_database], capture_output=True, timeout=60
+    )
+    assert crashed.returncode == -9, crashed.stderr.decode()
+    assert _private_rows(pg_database)[0] == 2
+    later = PostgresLexicalProvider(pg_database)
+    try:
+        later.open_partition(KEY, Path("unused")).close()
+        assert _private_rows(pg_database)[0] == 1
+        assert [h.doc_id for h in live.search("upload", None, 5).hits] == ["notes/upload.md"]
+    finally:
+        later.close()
+    live.close()
+    assert _private_rows(pg_database) == (0, 0)

@@ -37,12 +37,15 @@ Sharing
     before trusting what it saw. Each ``apply`` is one transaction that first locks the
     partition row: concurrent appliers take turns and each call is whole on its own.
     ``open_partition(key, None)`` (the kernel's "in memory": a source without a stable
-    identity) makes a private partition under a fresh random slug, removed by ``close()``.
+    identity) makes a private partition under a fresh random slug, removed by ``close()``;
+    one whose process died without closing it is removed by the next provider that opens
+    the database (the process held an advisory lock while it lived: ``sweep_orphans``).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 import time
 import uuid
@@ -107,9 +110,13 @@ def _first_line(message: str) -> str:
 
 
 class _Database:
-    """One index database: its target, its schema checked once, a connection pool."""
+    """One index database: its target, its schema checked once, a connection pool, and
+    the advisory lock that keeps this process's private partitions from being swept."""
 
     def __init__(self, url: str, pool_size: int) -> None:
+        self._url = url
+        self._owner: tuple[psycopg.Connection[Any], int] | None = None
+        self._owner_lock = threading.Lock()
         try:
             self.target: Target = parse_target(url)
         except ValueError as exc:
@@ -122,6 +129,7 @@ class _Database:
                 url, autocommit=True, connect_timeout=self.target.connect_timeout
             ) as conn:
                 ensure_schema(conn)
+                store.sweep_orphans(conn)
         except psycopg.OperationalError as exc:
             raise self.unavailable(exc, "cannot connect") from None
         except (psycopg.Error, ValueError) as exc:
@@ -157,9 +165,29 @@ class _Database:
         reason = self.target.scrub(_first_line(str(exc)))
         return PostgresIndexError(f"postgres index {self.location}: {reason}")
 
+    def owner(self) -> int:
+        """The advisory lock this process holds while its private partitions live: taken
+        on a connection of its own the first time one is made (see ``sweep_orphans``)."""
+        with self._owner_lock:
+            if self._owner is None or self._owner[0].closed:
+                key = secrets.randbits(63)
+                try:
+                    conn = psycopg.connect(
+                        self._url, autocommit=True, connect_timeout=self.target.connect_timeout
+                    )
+                    conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+                except psycopg.OperationalError as exc:
+                    raise self.unavailable(exc, "cannot connect (private partition)") from None
+                self._owner = (conn, key)
+            return self._owner[1]
+
     def close(self) -> None:
-        """Close the pool's connections."""
+        """Close the pool's connections and release the owner lock."""
         self.pool.close()
+        with self._owner_lock:
+            owner, self._owner = self._owner, None
+        if owner is not None:
+            owner[0].close()
 
 
 def _tokenized(doc: IndexDocument) -> store.Tokenized:
@@ -194,9 +222,10 @@ class PostgresLexicalPartition:
         self.last_apply_seconds: float | None = None
         self._lock = threading.Lock()
         slug = key.slug() + (f"-private-{uuid.uuid4().hex}" if private else "")
+        owner = database.owner() if private else None
         with database.connection("opening a partition") as conn:
             self._row: store.Partition | None = store.open_row(
-                conn, slug, key.model_dump_json(), private
+                conn, slug, key.model_dump_json(), owner
             )
 
     @property

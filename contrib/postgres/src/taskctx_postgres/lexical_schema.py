@@ -7,7 +7,8 @@ in ``public`` beside it):
 - ``lexical_partitions``: one row per partition, keyed by ``PartitionKey.slug()`` (a digest
   of the whole key: binding, source identity, profile, provider and its version), with
   the running totals BM25 needs (``documents``, ``tokens``) and ``generation``, which
-  every apply moves;
+  every apply moves; a private partition's ``owner`` is the advisory lock its process
+  holds while it lives (:func:`taskctx_postgres.lexical_store.sweep_orphans`);
 - ``lexical_docs``: one row per document (doc id, path, scope, content version, the token
   counts of its title field and body);
 - ``lexical_postings``: the inverted index, one row per (partition, term, document) with
@@ -45,6 +46,7 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.lexical_partitions (
     slug text COLLATE "C" NOT NULL UNIQUE,
     key jsonb NOT NULL,
     private boolean NOT NULL DEFAULT false,
+    owner bigint,
     documents bigint NOT NULL DEFAULT 0,
     tokens bigint NOT NULL DEFAULT 0,
     generation bigint NOT NULL DEFAULT 0,

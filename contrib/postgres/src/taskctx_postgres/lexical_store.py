@@ -42,6 +42,7 @@ __all__ = [
     "open_row",
     "search_rows",
     "stats_row",
+    "sweep_orphans",
     "versions",
 ]
 
@@ -73,12 +74,15 @@ class Partition:
     slug: str
 
 
-def open_row(conn: psycopg.Connection[Any], slug: str, key_json: str, private: bool) -> Partition:
-    """The partition row of ``slug``, made if missing (safe when several open it at once)."""
+def open_row(
+    conn: psycopg.Connection[Any], slug: str, key_json: str, owner: int | None
+) -> Partition:
+    """The partition row of ``slug``, made if missing (safe when several open it at once);
+    ``owner``: a private partition's, the advisory lock its process holds."""
     conn.execute(
-        f"INSERT INTO {_PARTS} (slug, key, private) VALUES (%s, %s::jsonb, %s)"
+        f"INSERT INTO {_PARTS} (slug, key, private, owner) VALUES (%s, %s::jsonb, %s, %s)"
         " ON CONFLICT (slug) DO NOTHING",
-        (slug, key_json, private),
+        (slug, key_json, owner is not None, owner),
     )
     row = conn.execute(f"SELECT part FROM {_PARTS} WHERE slug = %s", (slug,)).fetchone()
     assert row is not None  # made above, and only close() of a private one deletes it
@@ -90,6 +94,34 @@ def delete_partition(conn: psycopg.Connection[Any], part: int) -> None:
     with conn.transaction():
         conn.execute(f"DELETE FROM {_POSTINGS} WHERE part = %s", (part,))
         conn.execute(f"DELETE FROM {_PARTS} WHERE part = %s", (part,))
+
+
+def sweep_orphans(conn: psycopg.Connection[Any]) -> int:
+    """Remove the private partitions whose process is gone; how many were removed.
+
+    A process holds its ``owner`` advisory lock (session level, on a connection of its
+    own) for as long as its private partitions live, and takes it before it makes them;
+    a process that crashed released it with its connection. So a private partition whose
+    lock can be taken has no owner left, and one whose lock is held is never touched.
+    """
+    removed = 0
+    owners = conn.execute(
+        f"SELECT DISTINCT owner FROM {_PARTS} WHERE private AND owner IS NOT NULL"
+    ).fetchall()
+    for (owner,) in owners:
+        taken = conn.execute("SELECT pg_try_advisory_lock(%s)", (owner,)).fetchone()
+        if not (taken and taken[0]):
+            continue
+        try:
+            parts = conn.execute(
+                f"SELECT part FROM {_PARTS} WHERE private AND owner = %s", (owner,)
+            ).fetchall()
+            for (part,) in parts:
+                delete_partition(conn, int(part))
+                removed += 1
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (owner,))
+    return removed
 
 
 def generation(conn: psycopg.Connection[Any], part: int) -> str:
