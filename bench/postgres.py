@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ __all__ = [
     "server_dsn",
     "summary_lines",
     "throwaway_databases",
+    "unless_missing",
 ]
 
 NAME = "postgres"
@@ -285,16 +286,25 @@ def _checks(by_backend: dict[str, dict[str, Any]]) -> dict[str, bool]:
     return checks
 
 
+def unless_missing(
+    name: str, notes: tuple[str, ...], params: Any, quick: bool,
+    measure: Callable[[], dict[str, Any]],
+) -> dict[str, Any]:  # fmt: skip
+    """``measure()``, or a skipped result naming the missing import (taskctx-postgres,
+    psycopg) of a bench that needs PostgreSQL."""
+    try:
+        return measure()
+    except ImportError as error:
+        return skipped_result(
+            name, quick=quick, params=asdict(params), notes=notes,
+            reason=f"taskctx-postgres is not installed ({error})",
+        )  # fmt: skip
+
+
 def run(quick: bool) -> dict[str, Any]:
     """The benchmark entry point of ``python -m bench``."""
     params = QUICK if quick else FULL
-    try:
-        return run_postgres(params, quick=quick)
-    except ImportError as error:
-        return skipped_result(
-            NAME, quick=quick, params=asdict(params), notes=NOTES,
-            reason=f"taskctx-postgres is not installed ({error})",
-        )  # fmt: skip
+    return unless_missing(NAME, NOTES, params, quick, lambda: run_postgres(params, quick=quick))
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:

@@ -25,7 +25,7 @@ from taskctx_fts import FtsProvider
 
 from bench.common import result_header, skipped_result, summarize
 from bench.fts import SCIFACT_DIR, Corpus, load_scifact, ndcg_at, synthetic_corpus
-from bench.postgres import server_dsn, throwaway_databases
+from bench.postgres import server_dsn, throwaway_databases, unless_missing
 from taskctx.protocols import IndexPartition, IndexProvider, PartitionKey
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "IndexParams", "run", "summary_lines"]
@@ -227,13 +227,7 @@ def _ratios(measured: dict[str, dict[str, Any]]) -> dict[str, float]:
 def run(quick: bool) -> dict[str, Any]:
     """The benchmark entry point of ``python -m bench``."""
     params = QUICK if quick else FULL
-    try:
-        return run_index(params, quick=quick)
-    except ImportError as error:
-        return skipped_result(
-            NAME, quick=quick, params=asdict(params), notes=NOTES,
-            reason=f"taskctx-postgres is not installed ({error})",
-        )  # fmt: skip
+    return unless_missing(NAME, NOTES, params, quick, lambda: run_index(params, quick=quick))
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
