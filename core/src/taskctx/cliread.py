@@ -209,18 +209,13 @@ def read_command(
     made and attached under a RunConfiguration allowing only those hosts. --cursor (or
     --package FILE --next) reads the next page of a printed package.
     """
-    from taskctx.context import TaskContext
-    from taskctx.policy import RunConfiguration
-
     command = click_ctx.command
     assert isinstance(command, SourceOptionsCommand)
     overflow = _overflow(lossy, required_overflow)
     shown = _load_package(package_file) if package_file is not None else None
     cursor = _continuation(cursor, next_page, shown, package_file, query, refs)
     try:
-        configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
-        ctx = TaskContext(task_id, host=context_host(click_ctx), configuration=configuration)
-        ctx.configure_index(provider)
+        ctx = _context(click_ctx, task_id, allow_hosts, provider)
         _put_entries(ctx, puts, required_puts, put_files)
         command.attach(click_ctx, given, ctx)
         _attach_sources(ctx, sources)
@@ -236,6 +231,19 @@ def read_command(
     except (TaskCtxError, OSError, ValueError) as exc:
         raise click.ClickException(in_flags(str(exc))) from exc
     _print(packages, all_pages=all_pages, as_json=as_json, html_file=html_file)
+
+
+def _context(
+    click_ctx: click.Context, task_id: str, allow_hosts: tuple[str, ...], provider: str | None
+) -> TaskContext:
+    """The read's TaskContext: the command line's host, --allow-host, --provider."""
+    from taskctx.context import TaskContext
+    from taskctx.policy import RunConfiguration
+
+    configuration = RunConfiguration(allowed_hosts=allow_hosts or None)
+    ctx = TaskContext(task_id, host=context_host(click_ctx), configuration=configuration)
+    ctx.configure_index(provider)
+    return ctx
 
 
 def _require_material(ctx: TaskContext, refs: tuple[str, ...], cursor: str | None) -> None:
