@@ -11,22 +11,19 @@ fts's small synthetic corpus.
 
 from __future__ import annotations
 
-import gc
-import random
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from taskctx_fts import FtsProvider
 
-from bench.common import result_header, skipped_result, summarize
-from bench.fts import SCIFACT_DIR, Corpus, load_scifact, ndcg_at, synthetic_corpus
+from bench.common import result_header, skipped_result
+from bench.fts import SCIFACT_DIR
+from bench.lexical_providers import IndexParams, corpus_for, measure
 from bench.postgres import server_dsn, throwaway_databases, unless_missing
-from taskctx.protocols import IndexPartition, IndexProvider, PartitionKey
+from taskctx.protocols import IndexProvider
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "IndexParams", "run", "summary_lines"]
 
@@ -37,18 +34,6 @@ DESCRIPTION = (
 )
 TARGET_NDCG = 0.66
 PROVIDERS = ("fts", "postgres")
-
-
-@dataclass(frozen=True)
-class IndexParams:
-    """Passes, sample sizes and the synthetic corpus size (0: SciFact)."""
-
-    limit: int = 10
-    passes: int = 5
-    updates: int = 30
-    seed: int = 20_261_204
-    synthetic_docs: int = 0
-    synthetic_queries: int = 0
 
 
 FULL = IndexParams()
@@ -70,110 +55,12 @@ NOTES = (
 )
 
 
-def _key(provider: str) -> PartitionKey:
-    return PartitionKey(binding_id="bench", source_identity="bench:scifact", provider=provider)
-
-
-def _pass(partition: IndexPartition, texts: list[str], limit: int) -> tuple[float, list[list[str]]]:
-    gc.collect()
-    start = time.perf_counter()
-    ranked = [[hit.doc_id for hit in partition.search(t, None, limit).hits] for t in texts]
-    return time.perf_counter() - start, ranked
-
-
-def _close(provider: IndexProvider) -> None:
-    """Close what the provider holds, if it holds anything (postgres: its pools)."""
-    close = getattr(provider, "close", None)
-    if callable(close):
-        close()
-
-
-def _updates(
-    partition: IndexPartition, corpus: Corpus, texts: list[str], p: IndexParams
-) -> tuple[list[float], list[float], bool]:
-    """Seconds of each one-document update and of the query after it; all visible."""
-    update_s: list[float] = []
-    next_query_s: list[float] = []
-    visible = True
-    sample = random.Random(p.seed).sample(corpus.documents, min(p.updates, len(corpus.documents)))
-    for number, doc in enumerate(sample):
-        marker = f"zqxupdate{number}"
-        text = f"{doc.text or ''} Revised in the benchmark: {marker}."
-        changed = doc.model_copy(update={"text": text, "content_version": f"v-{marker}"})
-        start = time.perf_counter()
-        partition.apply([changed], [])
-        update_s.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        partition.search(texts[number % len(texts)], None, p.limit)
-        next_query_s.append(time.perf_counter() - start)
-        found = [hit.doc_id for hit in partition.search(marker, None, 1).hits]
-        visible = visible and found == [doc.doc_id]
-    return update_s, next_query_s, visible
-
-
-def _second_opener(make: Callable[[], IndexProvider], name: str, folder: Path) -> dict[str, Any]:
-    """A new provider opens the same key: seconds until it knows what it holds."""
-    other = make()
-    start = time.perf_counter()
-    again = other.open_partition(_key(name), folder / "elsewhere")
-    held = len(again.indexed_versions())
-    seconds = time.perf_counter() - start
-    again.close()
-    _close(other)
-    return {"seconds": seconds, "documents_held": held}
-
-
-def _measure(
-    make: Callable[[], IndexProvider], name: str, corpus: Corpus, p: IndexParams, folder: Path
-) -> dict[str, Any]:
-    texts, ids = list(corpus.queries.values()), list(corpus.queries)
-    provider = make()
-    partition = provider.open_partition(_key(name), folder)
-    gc.collect()
-    start = time.perf_counter()
-    partition.apply(corpus.documents, [])
-    build_s = time.perf_counter() - start
-    cold_s, cold = _pass(partition, texts, p.limit)
-    warm = [_pass(partition, texts, p.limit) for _ in range(p.passes)]
-    ranked = warm[-1][1]
-    ndcg = statistics.fmean(ndcg_at(r, corpus.qrels[q]) for q, r in zip(ids, ranked, strict=True))
-    update_s, next_query_s, visible = _updates(partition, corpus, texts, p)
-    second = _second_opener(make, name, folder) if name == "postgres" else None
-    stats = dict(partition.stats())
-    partition.close()
-    _close(provider)
-    warm_times = summarize([seconds for seconds, _ in warm])
-    return {
-        "build_s": build_s,
-        "documents_per_s": len(corpus.documents) / build_s,
-        "ndcg_at_10": ndcg,
-        "cold_qps": len(texts) / cold_s,
-        "warm_qps": len(texts) / warm_times["median_s"],
-        "warm_passes": warm_times,
-        "update": summarize(update_s),
-        "query_after_update": summarize(next_query_s),
-        "second_opener": second,
-        "stats": {k: v for k, v in stats.items() if isinstance(v, int | float | str)},
-        "passes_agree": cold == ranked and all(r == ranked for _, r in warm),
-        "update_visible": visible,
-        "rankings": ranked,
-    }
-
-
-def _corpus(p: IndexParams) -> Corpus | None:
-    if p.synthetic_docs:
-        return synthetic_corpus(p.synthetic_docs, p.synthetic_queries, p.seed)
-    if not (SCIFACT_DIR / "corpus.jsonl").is_file():
-        return None
-    return load_scifact(SCIFACT_DIR)
-
-
 def run_index(p: IndexParams, *, quick: bool) -> dict[str, Any]:
     """Both providers on one corpus; the postgres over fts ratio of each speed."""
     from taskctx_postgres.lexical import PostgresLexicalProvider
 
     header = result_header(NAME, quick=quick, params=asdict(p), notes=NOTES)
-    corpus = _corpus(p)
+    corpus = corpus_for(p)
     if corpus is None:
         return skipped_result(
             NAME, quick=quick, params=asdict(p), notes=NOTES,
@@ -187,7 +74,14 @@ def run_index(p: IndexParams, *, quick: bool) -> dict[str, Any]:
                 "postgres": lambda: PostgresLexicalProvider(url),
             }
             measured = {
-                name: _measure(makers[name], name, corpus, p, Path(tmp) / name)
+                name: measure(
+                    makers[name],
+                    name,
+                    corpus,
+                    p,
+                    Path(tmp) / name,
+                    second_opener=name == "postgres",
+                )
                 for name in PROVIDERS
             }
     fts, pg = (measured[name].pop("rankings") for name in PROVIDERS)

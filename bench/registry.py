@@ -21,6 +21,7 @@ from bench import (
     records,
     repo,
     scale,
+    tantivy_index,
     workspace,
 )
 
@@ -75,6 +76,7 @@ BENCHMARKS: tuple[Benchmark, ...] = tuple(
         records,
         postgres,
         postgres_index,
+        tantivy_index,
         put_floor,
         read_floor,
         repo,

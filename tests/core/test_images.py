@@ -24,6 +24,7 @@ from taskctx.images import (
     validate_image,
 )
 from taskctx.testing import make_png
+from tests.childpeak import PEAK_RSS_SOURCE
 from tests.core import image_samples as samples
 
 VALID: list[tuple[str, Callable[[], bytes], str, tuple[int, int]]] = [
@@ -361,20 +362,6 @@ def test_pillow_formats_cover_the_attachable_types() -> None:
     assert set(PILLOW_FORMATS) == {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
-_PEAK_RSS_MB = """
-def peak_rss_mb():
-    # VmHWM is this process's own peak: ru_maxrss keeps the parent's from before exec
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-"""
-
-
 BOMBS: dict[str, Callable[[], bytes]] = {
     "png": samples.png_bomb,
     "png-complete": lambda: samples.png_1bit(16000, 16000),
@@ -388,7 +375,7 @@ _BOMB_PROBE = (
 import json, resource, sys, time
 from pathlib import Path
 """
-    + _PEAK_RSS_MB
+    + PEAK_RSS_SOURCE
     + """
 from taskctx.errors import MediaError
 from taskctx.images import validate_image
@@ -400,7 +387,9 @@ for name, data in bombs.items():
         validate_image(data)
     except MediaError:
         seconds[name] = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "rss_mb": peak_rss_mb(), "pillow": "PIL" in sys.modules}))
+print(json.dumps(
+    {"seconds": seconds, "rss_mb": peak_rss_kib() / 1024, "pillow": "PIL" in sys.modules}
+))
 """
 )
 
@@ -445,14 +434,14 @@ _DECODE_PROBE = (
     """
 import json, resource, sys, time
 """
-    + _PEAK_RSS_MB
+    + PEAK_RSS_SOURCE
     + """
 from taskctx.images import validate_image
 data = open(sys.argv[1], "rb").read()
 start = time.perf_counter()
 info = validate_image(data)
 print(json.dumps({"seconds": time.perf_counter() - start, "width": info.width,
-                  "rss_mb": peak_rss_mb()}))
+                  "rss_mb": peak_rss_kib() / 1024}))
 """
 )
 

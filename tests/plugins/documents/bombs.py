@@ -24,6 +24,8 @@ from pathlib import Path
 
 from taskctx_documents.testing import pdf_file as testing_pdf_file
 
+from tests.childpeak import PEAK_RSS_SOURCE
+
 __all__ = [
     "DOCX_BODY",
     "SHEET",
@@ -162,7 +164,9 @@ class ChildResult:
     """CPU time of the parse alone: the work it did, whatever else loads the machine."""
 
 
-_CHILD = """
+_CHILD = (
+    PEAK_RSS_SOURCE
+    + """
 import json, resource, sys, time
 cap = int(sys.argv[3])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -181,9 +185,10 @@ except MediaError as exc:
     out = {"outcome": exc.code, "message": str(exc)}
 out["parse_s"] = time.monotonic() - started
 out["cpu_s"] = time.process_time() - started_cpu
-out["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+out["peak_kib"] = peak_rss_kib()
 print(json.dumps(out))
 """
+)
 
 ADDRESS_SPACE_CAP = 3 * 1024 * MIB
 """The child's address-space limit: a runaway parse fails there instead of eating the host."""

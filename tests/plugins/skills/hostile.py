@@ -12,24 +12,29 @@ import attrs
 import pytest
 from taskctx_skills import SkillEntry
 
+from tests.childpeak import PEAK_RSS_SOURCE
+
 CHILD_MEMORY_CAP = 1024 * 1024 * 1024
 """Address space of a child: a regression fails with MemoryError instead of eating the host."""
 
-_DISCOVER = r"""
+_DISCOVER = (
+    PEAK_RSS_SOURCE
+    + r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
 from skills_ref.parser import parse_frontmatter
 from taskctx_skills import SkillLibrary
 parse_frontmatter("---\nname: warm\n---\n")  # imports done before the measure
 library = SkillLibrary(sys.argv[1])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_rss_kib()
 start = time.perf_counter()
 entries = library.discover()
 seconds = time.perf_counter() - start
-growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+growth = peak_rss_kib() - before
 print(json.dumps({"entries": [e.model_dump(mode="json") for e in entries],
                   "seconds": seconds, "rss_growth_kib": growth}))
 """
+)
 
 
 @attrs.define(frozen=True, slots=True)

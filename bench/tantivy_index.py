@@ -1,0 +1,189 @@
+"""The ``tantivy`` lexical provider beside ``fts`` and beside raw tantivy, on BEIR SciFact.
+
+Per provider, on the same documents and queries in one run: one cold build, nDCG@10 over
+the 300 test queries, queries/s (first and warm passes, top 10), one-document updates and
+disk size. Then, on the tantivy index those steps left, warm passes of the provider and
+of raw tantivy alternate: the same tantivy queries built before the timer, searched
+with the library's own ``Searcher.search`` and their doc ids read from the stored
+fields, which is the floor the provider adds its tokenizing, checks and result models to.
+
+Targets (issue 20): tantivy nDCG@10 >= 0.68; provider queries/s within 1.5x of raw
+tantivy's on the same index. The build and the update are reported beside fts.
+``--quick`` uses fts's small synthetic corpus.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import tantivy
+from taskctx_fts import FtsProvider
+from taskctx_fts.tokenize import tokenize
+from taskctx_tantivy import TantivyProvider
+from taskctx_tantivy.ranking import build_query
+from taskctx_tantivy.store import DIR_NAME
+
+from bench.common import result_header, skipped_result, summarize
+from bench.fts import SCIFACT_DIR, ndcg_at
+from bench.lexical_providers import IndexParams, corpus_for, key_for, measure, timed_pass
+from taskctx.protocols import IndexProvider
+
+__all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "run", "summary_lines"]
+
+NAME = "tantivy_index"
+DESCRIPTION = (
+    "tantivy lexical provider beside fts and raw tantivy on SciFact: nDCG@10, queries/s, "
+    "cold build, one-doc update, size"
+)
+TARGET_NDCG = 0.68
+TARGET_RAW_RATIO = 1.5
+"""Raw tantivy's queries/s over the provider's, at most."""
+PROVIDERS = ("fts", "tantivy")
+FULL = IndexParams()
+QUICK = IndexParams(passes=2, updates=3, synthetic_docs=300, synthetic_queries=40)
+
+NOTES = (
+    "Both providers run the same steps in one process, one after the other, each on a "
+    "fresh partition in a temporary folder on the same disk.",
+    "build: one apply() of every document (tokenizing included); tantivy: one commit.",
+    "queries: search(query, None, limit) over every query; cold: the first pass after the "
+    "build; warm: median of `passes` passes; gc.collect() before each pass.",
+    "update: apply() of one document whose text gained a sentence, median over random "
+    "documents, then one query. size: stats()['bytes_on_disk'] after the updates.",
+    "raw tantivy: on the same index directory, tantivy.Index.open(); the queries built "
+    "with Query.term_query/boolean_query from the same tokens before the "
+    "timer; each pass runs Searcher.search(query, limit) (count=True, as the provider "
+    "counts matches) and reads each hit's doc_id; provider and raw passes alternate.",
+)
+
+
+def _raw_beside_provider(
+    folder: Path, texts: list[str], p: IndexParams
+) -> tuple[dict[str, Any], dict[str, Any], list[list[str]]]:
+    """Alternating warm passes of the provider and of raw tantivy on one index."""
+    partition = TantivyProvider().open_partition(key_for("tantivy"), folder)
+    partition.indexed_versions()  # as the kernel's sync does before it searches
+    index = tantivy.Index.open(str(folder / DIR_NAME))
+    schema = index.schema
+    queries = [build_query(schema, tokenize(text), None) for text in texts]
+    searcher = index.searcher()
+
+    def raw_pass() -> tuple[float, list[list[str]]]:
+        gc.collect()
+        start = time.perf_counter()
+        ranked = [
+            [str(searcher.doc(a).get_first("doc_id")) for _, a in searcher.search(q, p.limit).hits]
+            for q in queries
+        ]
+        return time.perf_counter() - start, ranked
+
+    timed_pass(partition, texts, p.limit)  # both warm before the first timed pair
+    raw_pass()
+    provider_s: list[float] = []
+    raw_s: list[float] = []
+    raw_ranked: list[list[str]] = []
+    for _ in range(max(p.passes, 3)):
+        provider_s.append(timed_pass(partition, texts, p.limit)[0])
+        seconds, raw_ranked = raw_pass()
+        raw_s.append(seconds)
+    partition.close()
+    provider = summarize(provider_s)
+    raw = summarize(raw_s)
+    provider["qps"] = len(texts) / provider["median_s"]
+    raw["qps"] = len(texts) / raw["median_s"]
+    return provider, raw, raw_ranked
+
+
+def run_tantivy(p: IndexParams, *, quick: bool) -> dict[str, Any]:
+    """Both providers on one corpus, then the provider beside raw tantivy."""
+    corpus = corpus_for(p)
+    if corpus is None:
+        return skipped_result(
+            NAME, quick=quick, params=asdict(p), notes=NOTES,
+            reason=f"BEIR SciFact folder {str(SCIFACT_DIR)!r} is absent",
+        )  # fmt: skip
+    texts, ids = list(corpus.queries.values()), list(corpus.queries)
+    makers: dict[str, type[IndexProvider]] = {"fts": FtsProvider, "tantivy": TantivyProvider}
+    with tempfile.TemporaryDirectory(prefix="taskctx-bench-tantivy-") as tmp:
+        measured = {
+            name: measure(makers[name], name, corpus, p, Path(tmp) / name) for name in PROVIDERS
+        }
+        provider, raw, raw_ranked = _raw_beside_provider(Path(tmp) / "tantivy", texts, p)
+    rankings = {name: measured[name].pop("rankings") for name in PROVIDERS}
+    raw_ndcg = statistics.fmean(
+        ndcg_at(r, corpus.qrels[q]) for q, r in zip(ids, raw_ranked, strict=True)
+    )
+    fts, tv = measured["fts"], measured["tantivy"]
+    ratios = {
+        "raw_over_provider_qps": raw["qps"] / provider["qps"],
+        "tantivy_over_fts_build_s": tv["build_s"] / fts["build_s"],
+        "tantivy_over_fts_update_s": tv["update"]["median_s"] / fts["update"]["median_s"],
+        "tantivy_over_fts_warm_qps": tv["warm_qps"] / fts["warm_qps"],
+        "tantivy_over_fts_bytes": tv["stats"]["bytes_on_disk"] / fts["stats"]["bytes_on_disk"],
+    }
+    judged = not quick and not p.synthetic_docs
+    ndcg_met = tv["ndcg_at_10"] >= TARGET_NDCG
+    speed_met = ratios["raw_over_provider_qps"] <= TARGET_RAW_RATIO
+    same = sum(a == b for a, b in zip(rankings["fts"], rankings["tantivy"], strict=True))
+    return {
+        **result_header(NAME, quick=quick, params=asdict(p), notes=NOTES),
+        "skipped": False,
+        "corpus": {"source": corpus.source, "documents": len(corpus.documents),
+                   "queries": len(corpus.queries)},
+        "providers": measured,
+        "beside_raw": {"provider": provider, "raw": raw, "raw_ndcg_at_10": raw_ndcg},
+        "same_top_k_share_fts_tantivy": same / len(texts),
+        "ratios": ratios,
+        "targets": {"min_ndcg_at_10": TARGET_NDCG, "max_raw_over_provider_qps": TARGET_RAW_RATIO,
+                    "ndcg": ndcg_met, "speed": speed_met, "applies": judged,
+                    "met": (ndcg_met and speed_met) if judged else None},
+        "checks": {
+            **{f"{n}_passes_agree": measured[n]["passes_agree"] for n in PROVIDERS},
+            **{f"{n}_update_visible": measured[n]["update_visible"] for n in PROVIDERS},
+        },
+    }  # fmt: skip
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """The benchmark entry point of ``python -m bench``."""
+    return run_tantivy(QUICK if quick else FULL, quick=quick)
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """Per measure: fts, tantivy and their ratio; then the provider beside raw tantivy."""
+    if result.get("skipped"):
+        return [f"skipped: {result['reason']}"]
+    fts, tv = result["providers"]["fts"], result["providers"]["tantivy"]
+    ratios, targets, corpus = result["ratios"], result["targets"], result["corpus"]
+    beside = result["beside_raw"]
+
+    def verdict(key: str) -> str:
+        return "not judged" if not targets["applies"] else ("met" if targets[key] else "MISSED")
+
+    return [
+        f"{corpus['source']}: {corpus['documents']} documents, {corpus['queries']} queries",
+        f"{'measure':<22} {'fts':>10} {'tantivy':>10} {'tv/fts':>8}",
+        f"{'nDCG@10':<22} {fts['ndcg_at_10']:>10.4f} {tv['ndcg_at_10']:>10.4f}"
+        f"   (target >= {TARGET_NDCG}: {verdict('ndcg')})",
+        f"{'cold build s':<22} {fts['build_s']:>10.2f} {tv['build_s']:>10.2f}"
+        f" {ratios['tantivy_over_fts_build_s']:>7.2f}x",
+        f"{'warm queries/s':<22} {fts['warm_qps']:>10.0f} {tv['warm_qps']:>10.0f}"
+        f" {ratios['tantivy_over_fts_warm_qps']:>7.2f}x",
+        f"{'first pass queries/s':<22} {fts['cold_qps']:>10.0f} {tv['cold_qps']:>10.0f}",
+        f"{'one-doc update ms':<22} {fts['update']['median_s'] * 1e3:>10.2f}"
+        f" {tv['update']['median_s'] * 1e3:>10.2f} {ratios['tantivy_over_fts_update_s']:>7.2f}x",
+        f"{'MB on disk':<22} {fts['stats']['bytes_on_disk'] / 1e6:>10.1f}"
+        f" {tv['stats']['bytes_on_disk'] / 1e6:>10.1f} {ratios['tantivy_over_fts_bytes']:>7.2f}x",
+        f"same index, alternating: provider {beside['provider']['qps']:.0f} q/s, raw tantivy "
+        f"{beside['raw']['qps']:.0f} q/s: raw/provider {ratios['raw_over_provider_qps']:.2f}x "
+        f"(target <= {TARGET_RAW_RATIO}: {verdict('speed')}); raw nDCG@10 "
+        f"{beside['raw_ndcg_at_10']:.4f}",
+        f"same top {result['params']['limit']} list as fts for "
+        f"{result['same_top_k_share_fts_tantivy']:.0%} of the queries",
+    ]
