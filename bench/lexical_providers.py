@@ -11,16 +11,26 @@ import gc
 import random
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import summarize
+from bench.common import skipped_result, summarize
 from bench.fts import SCIFACT_DIR, Corpus, load_scifact, ndcg_at, synthetic_corpus
 from taskctx.protocols import IndexPartition, IndexProvider, PartitionKey
 
-__all__ = ["IndexParams", "corpus_for", "key_for", "measure", "timed_pass"]
+__all__ = [
+    "QUICK",
+    "IndexParams",
+    "corpus_facts",
+    "corpus_for",
+    "key_for",
+    "measure",
+    "same_share",
+    "scifact_absent",
+    "timed_pass",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,10 @@ class IndexParams:
     seed: int = 20_261_204
     synthetic_docs: int = 0
     synthetic_queries: int = 0
+
+
+QUICK = IndexParams(passes=2, updates=3, synthetic_docs=300, synthetic_queries=40)
+"""The quick run of an index bench: fts's small synthetic corpus, few passes."""
 
 
 def key_for(provider: str) -> PartitionKey:
@@ -144,3 +158,25 @@ def corpus_for(p: IndexParams) -> Corpus | None:
     if not (SCIFACT_DIR / "corpus.jsonl").is_file():
         return None
     return load_scifact(SCIFACT_DIR)
+
+
+def scifact_absent(name: str, p: IndexParams, quick: bool, notes: Sequence[str]) -> dict[str, Any]:
+    """The result of an index bench when SciFact is not in the eval data."""
+    return skipped_result(
+        name, quick=quick, params=asdict(p), notes=notes,
+        reason=f"BEIR SciFact folder {str(SCIFACT_DIR)!r} is absent",
+    )  # fmt: skip
+
+
+def corpus_facts(corpus: Corpus) -> dict[str, Any]:
+    """Where the corpus came from and its sizes, for a result."""
+    return {
+        "source": corpus.source,
+        "documents": len(corpus.documents),
+        "queries": len(corpus.queries),
+    }
+
+
+def same_share(first: list[list[str]], second: list[list[str]]) -> float:
+    """The share of queries whose two rankings are identical."""
+    return sum(a == b for a, b in zip(first, second, strict=True)) / len(first)

@@ -19,9 +19,16 @@ from typing import Any
 
 from taskctx_fts import FtsProvider
 
-from bench.common import result_header, skipped_result
-from bench.fts import SCIFACT_DIR
-from bench.lexical_providers import IndexParams, corpus_for, measure
+from bench.common import result_header
+from bench.lexical_providers import (
+    QUICK,
+    IndexParams,
+    corpus_facts,
+    corpus_for,
+    measure,
+    same_share,
+    scifact_absent,
+)
 from bench.postgres import server_dsn, throwaway_databases, unless_missing
 from taskctx.protocols import IndexProvider
 
@@ -37,7 +44,6 @@ PROVIDERS = ("fts", "postgres")
 
 
 FULL = IndexParams()
-QUICK = IndexParams(passes=2, updates=3, synthetic_docs=300, synthetic_queries=40)
 
 NOTES = (
     "Both providers run the same steps in one process, one after the other, each on a "
@@ -62,10 +68,7 @@ def run_index(p: IndexParams, *, quick: bool) -> dict[str, Any]:
     header = result_header(NAME, quick=quick, params=asdict(p), notes=NOTES)
     corpus = corpus_for(p)
     if corpus is None:
-        return skipped_result(
-            NAME, quick=quick, params=asdict(p), notes=NOTES,
-            reason=f"BEIR SciFact folder {str(SCIFACT_DIR)!r} is absent",
-        )  # fmt: skip
+        return scifact_absent(NAME, p, quick, NOTES)
     with server_dsn() as dsn, throwaway_databases(dsn) as databases:
         url = databases.new()
         with tempfile.TemporaryDirectory(prefix="taskctx-bench-pgidx-") as tmp:
@@ -85,15 +88,14 @@ def run_index(p: IndexParams, *, quick: bool) -> dict[str, Any]:
                 for name in PROVIDERS
             }
     fts, pg = (measured[name].pop("rankings") for name in PROVIDERS)
-    same = sum(a == b for a, b in zip(fts, pg, strict=True)) / len(fts)
+    same = same_share(fts, pg)
     judged = not quick and not p.synthetic_docs
     met = measured["postgres"]["ndcg_at_10"] >= TARGET_NDCG
     second = measured["postgres"]["second_opener"]
     return {
         **header,
         "skipped": False,
-        "corpus": {"source": corpus.source, "documents": len(corpus.documents),
-                   "queries": len(corpus.queries)},
+        "corpus": corpus_facts(corpus),
         "providers": measured,
         "same_top_k_share": same,
         "ratios_postgres_over_fts": _ratios(measured),

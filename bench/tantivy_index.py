@@ -29,9 +29,19 @@ from taskctx_tantivy import TantivyProvider
 from taskctx_tantivy.ranking import build_query
 from taskctx_tantivy.store import DIR_NAME
 
-from bench.common import result_header, skipped_result, summarize
-from bench.fts import SCIFACT_DIR, ndcg_at
-from bench.lexical_providers import IndexParams, corpus_for, key_for, measure, timed_pass
+from bench.common import result_header, summarize
+from bench.fts import ndcg_at
+from bench.lexical_providers import (
+    QUICK,
+    IndexParams,
+    corpus_facts,
+    corpus_for,
+    key_for,
+    measure,
+    same_share,
+    scifact_absent,
+    timed_pass,
+)
 from taskctx.protocols import IndexProvider
 
 __all__ = ["DESCRIPTION", "FULL", "NAME", "QUICK", "run", "summary_lines"]
@@ -46,7 +56,6 @@ TARGET_RAW_RATIO = 1.5
 """Raw tantivy's queries/s over the provider's, at most."""
 PROVIDERS = ("fts", "tantivy")
 FULL = IndexParams()
-QUICK = IndexParams(passes=2, updates=3, synthetic_docs=300, synthetic_queries=40)
 
 NOTES = (
     "Both providers run the same steps in one process, one after the other, each on a "
@@ -112,10 +121,7 @@ def run_tantivy(p: IndexParams, *, quick: bool) -> dict[str, Any]:
     """Both providers on one corpus, then the provider beside raw tantivy."""
     corpus = corpus_for(p)
     if corpus is None:
-        return skipped_result(
-            NAME, quick=quick, params=asdict(p), notes=NOTES,
-            reason=f"BEIR SciFact folder {str(SCIFACT_DIR)!r} is absent",
-        )  # fmt: skip
+        return scifact_absent(NAME, p, quick, NOTES)
     texts, ids = list(corpus.queries.values()), list(corpus.queries)
     makers: dict[str, type[IndexProvider]] = {"fts": FtsProvider, "tantivy": TantivyProvider}
     with tempfile.TemporaryDirectory(prefix="taskctx-bench-tantivy-") as tmp:
@@ -140,15 +146,13 @@ def run_tantivy(p: IndexParams, *, quick: bool) -> dict[str, Any]:
     judged = not quick and not p.synthetic_docs
     ndcg_met = tv["ndcg_at_10"] >= TARGET_NDCG
     speed_met = ratios["raw_over_provider_qps"] <= TARGET_RAW_RATIO
-    same = sum(a == b for a, b in zip(rankings["fts"], rankings["tantivy"], strict=True))
     return {
         **result_header(NAME, quick=quick, params=asdict(p), notes=NOTES),
         "skipped": False,
-        "corpus": {"source": corpus.source, "documents": len(corpus.documents),
-                   "queries": len(corpus.queries)},
+        "corpus": corpus_facts(corpus),
         "providers": measured,
         "beside_raw": beside,
-        "same_top_k_share_fts_tantivy": same / len(texts),
+        "same_top_k_share_fts_tantivy": same_share(rankings["fts"], rankings["tantivy"]),
         "ratios": ratios,
         "targets": {"min_ndcg_at_10": TARGET_NDCG, "max_raw_over_provider_qps": TARGET_RAW_RATIO,
                     "ndcg": ndcg_met, "speed": speed_met, "applies": judged,

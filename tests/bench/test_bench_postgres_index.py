@@ -8,7 +8,7 @@ import pytest
 
 from bench.postgres_index import PROVIDERS, QUICK
 from bench.registry import by_name
-from tests.bench.helpers import quick_result
+from tests.bench.helpers import assert_providers_measured, quick_result
 
 pytestmark = pytest.mark.postgres
 
@@ -23,19 +23,10 @@ def test_quick_run_measures_both_providers_and_leaves_no_database(
     monkeypatch.setenv("TASKCTX_PG_DSN", pg_dsn)
     assert "postgres_index" in by_name()
     result = quick_result("postgres_index", tmp_path)
-    assert set(result["providers"]) == set(PROVIDERS)
-    assert result["corpus"]["documents"] == QUICK.synthetic_docs
-    for name in PROVIDERS:
-        measured = result["providers"][name]
-        assert 0.0 <= measured["ndcg_at_10"] <= 1.0
-        assert measured["warm_qps"] > 0
-        assert measured["build_s"] > 0
-        assert len(measured["update"]["samples_s"]) == QUICK.updates
+    assert_providers_measured(result, PROVIDERS, QUICK.synthetic_docs, QUICK.updates)
     assert result["providers"]["postgres"]["second_opener"]["documents_held"] == (
         QUICK.synthetic_docs
     )
-    assert all(result["checks"].values()), result["checks"]
-    assert result["targets"]["applies"] is False
     with psycopg.connect(pg_dsn) as conn:
         left = conn.execute(
             "SELECT count(*) FROM pg_database WHERE datname LIKE 'taskctx_bench_%'"

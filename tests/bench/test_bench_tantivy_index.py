@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.registry import by_name
 from bench.tantivy_index import PROVIDERS, QUICK
-from tests.bench.helpers import quick_result
+from tests.bench.helpers import assert_providers_measured, quick_result
 
 
 def test_quick_run_measures_both_providers_and_raw_tantivy(tmp_path: Path) -> None:
@@ -14,17 +14,10 @@ def test_quick_run_measures_both_providers_and_raw_tantivy(tmp_path: Path) -> No
     ranks the same index to the same quality, and no verdict is given in quick mode."""
     assert "tantivy_index" in by_name()
     result = quick_result("tantivy_index", tmp_path)
-    assert set(result["providers"]) == set(PROVIDERS)
-    assert result["corpus"]["documents"] == QUICK.synthetic_docs
+    assert_providers_measured(result, PROVIDERS, QUICK.synthetic_docs, QUICK.updates)
     for name in PROVIDERS:
-        measured = result["providers"][name]
-        assert 0.0 <= measured["ndcg_at_10"] <= 1.0
-        assert measured["warm_qps"] > 0
-        assert measured["stats"]["bytes_on_disk"] > 0
-        assert len(measured["update"]["samples_s"]) == QUICK.updates
+        assert result["providers"][name]["stats"]["bytes_on_disk"] > 0
     beside = result["beside_raw"]
     assert beside["raw"]["qps"] > 0
     assert beside["provider"]["qps"] > 0
     assert abs(beside["raw_ndcg_at_10"] - result["providers"]["tantivy"]["ndcg_at_10"]) < 0.02
-    assert all(result["checks"].values()), result["checks"]
-    assert result["targets"]["applies"] is False

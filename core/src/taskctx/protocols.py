@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checka
 
 from pydantic import Field, model_validator
 
-from taskctx.codes import CoverageReasonCode
+from taskctx.codes import CoverageReason, CoverageReasonCode
 from taskctx.descriptors import check_texts
 from taskctx.model import (
     ContextBudget,
@@ -281,6 +281,22 @@ class SearchResult(FrozenModel):
     searchable: bool = True
     reasons: tuple[CoverageReasonCode, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def not_searchable(cls) -> SearchResult:
+        """The answer to a query without a searchable term: not searched at all, which is
+        not zero matches (coverage says ``query_not_searchable``)."""
+        return cls(
+            hits=(),
+            considered=None,
+            searchable=False,
+            reasons=(CoverageReason.QUERY_NOT_SEARCHABLE,),
+        )
+
+    @classmethod
+    def no_matches(cls) -> SearchResult:
+        """Searched, and nothing matched (an empty partition or an empty restriction)."""
+        return cls(hits=(), considered=0)
 
 
 @runtime_checkable

@@ -15,27 +15,12 @@ from taskctx_postgres.url import parse_target
 from taskctx.codes import CoverageReason
 from taskctx.protocols import IndexDocument, IndexProvider, PartitionKey
 from taskctx.testing import IndexProviderContract
+from tests.lexical_corpus import CORPUS
+from tests.lexical_corpus import corpus_doc as doc
 
 pytestmark = pytest.mark.postgres
 
 KEY = PartitionKey(binding_id="b", source_identity="test:pg-lexical", provider="postgres")
-CORPUS = {
-    "notes/upload.md": ("Upload timeouts", "The nightly upload times out after thirty seconds."),
-    "notes/proxy.md": ("Proxy", "The proxy closes idle connections; uploads then fail."),
-    "notes/garden.md": ("Garden", "Tomatoes and basil grow well in the sunny corner."),
-    "notes/retry.md": ("Retries", "Retries of the upload service back off exponentially."),
-    "zh/说明.md": ("说明", "上传服务在重建索引时会超时。"),
-    "ja/猫.md": ("猫", "吾輩は猫である。名前はまだ無い。"),
-}
-
-
-def doc(doc_id: str, version: str = "1", text: str | None = None) -> IndexDocument:
-    """A document of CORPUS (or with ``text`` instead of its own)."""
-    title, body = CORPUS[doc_id]
-    return IndexDocument(
-        doc_id=doc_id, path=doc_id, title=title, text=body if text is None else text,
-        content_version=version,
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -12,14 +12,8 @@ from taskctx import ContextBudget, ContextPackage, PluginHost, TaskContext
 from taskctx.cli import main
 from taskctx.model import CoverageOutcome, Enumeration
 from taskctx.testing import MemorySource
+from tests.lexical_corpus import ITEMS
 
-ITEMS = {
-    "notes/upload.md": "The upload times out after 30 s when the index is rebuilt.",
-    "notes/retries.md": "Retries of the upload service back off exponentially.",
-    "notes/garden.md": "Tomatoes need sun and water.",
-    "src/timeout_config.py": "UPLOAD_TIMEOUT = 30  # seconds before an upload times out",
-    "zh/说明.md": "上传服务在重建索引时会超时。",
-}
 BUDGET = ContextBudget(max_chars=4000, max_blocks=2)
 
 

@@ -10,14 +10,7 @@ from taskctx_fts import FtsProvider
 from taskctx import ContextBudget, ContextPackage, ContextReadIntent, PluginHost, TaskContext
 from taskctx.model import CoverageOutcome, Enumeration
 from taskctx.testing import MemorySource
-
-ITEMS = {
-    "notes/upload.md": "The upload times out after 30 s when the index is rebuilt.",
-    "notes/retries.md": "Retries of the upload service back off exponentially.",
-    "notes/garden.md": "Tomatoes need sun and water.",
-    "src/timeout_config.py": "UPLOAD_TIMEOUT = 30  # seconds before an upload times out",
-    "zh/说明.md": "上传服务在重建索引时会超时。",
-}
+from tests.lexical_corpus import ITEMS
 
 
 @pytest.fixture

@@ -56,9 +56,9 @@ from typing import Any, Literal
 
 import psycopg
 from psycopg_pool import PoolTimeout
-from taskctx_fts.tokenize import TOKENIZER_VERSION, document_text, searchable, tokenize
+from taskctx_fts.gate import query_tokens
+from taskctx_fts.tokenize import TOKENIZER_VERSION, document_text
 
-from taskctx.codes import CoverageReason
 from taskctx.errors import TaskCtxError
 from taskctx.protocols import IndexDocument, PartitionKey, SearchHit, SearchResult
 from taskctx_postgres import lexical_store as store
@@ -86,10 +86,7 @@ VACUUM_AFTER = 1000
 """An apply of at least this many documents vacuums the tables: the planner's statistics
 are refreshed and the new pages marked all-visible, so searches read only the index."""
 
-_NOT_SEARCHABLE = SearchResult(
-    hits=(), considered=None, searchable=False, reasons=(CoverageReason.QUERY_NOT_SEARCHABLE,)
-)
-_NOTHING = SearchResult(hits=(), considered=0)
+_NOTHING = SearchResult.no_matches()
 
 
 class PostgresIndexError(TaskCtxError):
@@ -273,11 +270,9 @@ class PostgresLexicalPartition:
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
         """Rank documents for ``query`` (within ``doc_ids``); the best ``limit``, or all."""
-        tokens = tokenize(query)
-        if not searchable(tokens):
-            return _NOT_SEARCHABLE
-        if doc_ids is not None and not doc_ids:
-            return _NOTHING
+        tokens = query_tokens(query, doc_ids)
+        if isinstance(tokens, SearchResult):
+            return tokens
         row = self._open()
         terms = list(dict.fromkeys(tokens))
         with self._database.connection("searching") as conn:

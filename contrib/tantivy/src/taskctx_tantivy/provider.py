@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import tantivy
-from taskctx_fts.tokenize import TOKENIZER_VERSION, document_text, searchable, tokenize
+from taskctx_fts.gate import query_tokens
+from taskctx_fts.tokenize import TOKENIZER_VERSION, document_text
 
-from taskctx.codes import CoverageReason
 from taskctx.protocols import IndexDocument, PartitionKey, SearchHit, SearchResult
 from taskctx_tantivy import ranking
 from taskctx_tantivy.store import (
@@ -70,10 +70,7 @@ PROVIDER_VERSION = f"tantivy-{FORMAT_VERSION}/tokenizer-{TOKENIZER_VERSION}"
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds an apply waits for another writer of the same index before it fails."""
 
-_NOT_SEARCHABLE = SearchResult(
-    hits=(), considered=None, searchable=False, reasons=(CoverageReason.QUERY_NOT_SEARCHABLE,)
-)
-_NOTHING = SearchResult(hits=(), considered=0)
+_NOTHING = SearchResult.no_matches()
 
 
 class TantivyPartition:
@@ -183,11 +180,9 @@ class TantivyPartition:
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
         """Rank documents for ``query`` (within ``doc_ids``); the best ``limit``, or all."""
-        tokens = tokenize(query)
-        if not searchable(tokens):
-            return _NOT_SEARCHABLE
-        if doc_ids is not None and not doc_ids:
-            return _NOTHING
+        tokens = query_tokens(query, doc_ids)
+        if isinstance(tokens, SearchResult):
+            return tokens
         with self._lock:
             named = self._fresh() == self._versions_at
             searcher = self.store.index.searcher()

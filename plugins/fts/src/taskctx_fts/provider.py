@@ -23,10 +23,11 @@ from typing import Any, Literal
 from taskctx.codes import CoverageReason
 from taskctx.protocols import IndexDocument, PartitionKey, SearchHit, SearchResult
 from taskctx_fts import plan
+from taskctx_fts.gate import query_tokens
 from taskctx_fts.schema import FORMAT
 from taskctx_fts.store import DB_NAME, FtsStore, NewDocument, is_corruption
 from taskctx_fts.terms import DEFAULT_BUDGET, TermCache
-from taskctx_fts.tokenize import document_text, searchable, tokenize
+from taskctx_fts.tokenize import document_text
 
 __all__ = [
     "INDEX_REBUILT",
@@ -49,10 +50,7 @@ held at the last merge, so a sync applied in many chunks merges a doubling index
 times (each merge rewrites the whole index), not once per chunk. An apply of this many
 documents folds the WAL back in any case, so the WAL never stays a chunk large."""
 
-_NOT_SEARCHABLE = SearchResult(
-    hits=(), considered=None, searchable=False, reasons=(NOT_SEARCHABLE,)
-)
-_NOTHING = SearchResult(hits=(), considered=0)
+_NOTHING = SearchResult.no_matches()
 _KEPT_RESULTS = 64
 """How many unfiltered search results a partition keeps for repeated queries."""
 
@@ -184,9 +182,9 @@ class FtsPartition:
 
     def search(self, query: str, doc_ids: Sequence[str] | None, limit: int | None) -> SearchResult:
         """Rank documents for ``query`` (within ``doc_ids``); the best ``limit``, or all."""
-        tokens = tokenize(query)
-        if not searchable(tokens):
-            return _NOT_SEARCHABLE
+        tokens = query_tokens(query, doc_ids)
+        if isinstance(tokens, SearchResult):
+            return tokens
         if limit is not None:
             limit = max(0, limit)
         with self._lock:
