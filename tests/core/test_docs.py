@@ -158,6 +158,9 @@ def docs_env(
     a page in NEEDS_POSTGRES, a fresh database in ``TASKCTX_PG_URL``)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TASKCTX_LOAD_PLUGINS", "")
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))  # never the real one
+    for name in ("TASKCTX_EMBEDDING_MODEL", "TASKCTX_SELECTOR_MODEL", "TASKCTX_SELECTOR_AUDIT"):
+        monkeypatch.delenv(name, raising=False)
     page = getattr(request.node, "callspec", None)
     path = page.params.get("path") if page is not None else None
     if isinstance(path, Path) and path.name in NEEDS_POSTGRES:

@@ -165,3 +165,20 @@ def test_fused_partition_keeps_members_aligned(tmp_path: Path) -> None:
     partition.apply([doc], [])
     assert partition.indexed_versions() == {"a": "v1"}
     assert (tmp_path / "recording").is_dir()
+
+
+def test_fused_generation_follows_its_members(tmp_path: Path) -> None:
+    """With members that offer ``generation()`` the fused partition offers one that moves
+    when any member is applied to through another opener; with a member that has none,
+    the fused partition has none (the kernel then never trusts a stale view of it)."""
+    from taskctx_fts import FtsProvider
+
+    key = PartitionKey(binding_id="b", source_identity="mem:gen", provider="hybrid")
+    fused = FusedProvider(name="hybrid", providers=(FtsProvider(),))
+    mine = fused.open_partition(key, tmp_path)
+    theirs = fused.open_partition(key, tmp_path)
+    before = mine.generation()  # type: ignore[attr-defined]
+    theirs.apply([IndexDocument(doc_id="a", path="a", text="alpha", content_version="1")], [])
+    assert mine.generation() != before  # type: ignore[attr-defined]
+    mixed = FusedProvider(name="mixed", providers=(FtsProvider(), CosineProvider("cos", False)))
+    assert getattr(mixed.open_partition(key, None), "generation", None) is None

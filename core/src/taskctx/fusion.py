@@ -8,7 +8,7 @@ a diagnostic, when ``degrade=True``; a required member's failure fails the searc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +76,17 @@ class FusedPartition:
         maps = [dict(partition.indexed_versions()) for _, partition, _ in self.members]
         first = maps[0]
         return {d: v for d, v in first.items() if all(m.get(d) == v for m in maps[1:])}
+
+    @property
+    def generation(self) -> Callable[[], str]:
+        """``generation()`` of the fused partition, when every member offers one: the
+        members' generations joined, so it moves when anyone applies to any member. A
+        member without one leaves the fused partition without one (no AttributeError is
+        caught by ``getattr(partition, "generation", None)`` then)."""
+        members = [getattr(partition, "generation", None) for _, partition, _ in self.members]
+        if not all(callable(member) for member in members):
+            raise AttributeError("generation")
+        return lambda: "+".join(str(member()) for member in members)  # type: ignore[misc]
 
     def apply(self, upserts: Sequence[IndexDocument], deletes: Sequence[str]) -> None:
         """Apply to every member (a failing member fails the apply: indexes stay aligned)."""

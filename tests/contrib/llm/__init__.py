@@ -1,0 +1,1 @@
+"""Tests of contrib/llm (taskctx-llm)."""
