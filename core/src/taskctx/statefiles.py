@@ -31,7 +31,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,15 @@ __all__ = [
     "check_opened",
     "check_state_file",
     "check_state_folder",
+    "connect_derived",
     "connect_sqlite",
     "create_state_file",
     "default_state_dir",
     "ensure_state_dir",
     "folder_state_dir",
     "open_state_dir",
+    "remove_sqlite_files",
+    "remove_unusable",
 ]
 
 STATE_DIR_ENV = "TASKCTX_STATE_DIR"
@@ -243,6 +246,52 @@ def connect_sqlite(
         conn.close()
         raise
     return conn
+
+
+def connect_derived(path: Path | None, pragmas: Sequence[str]) -> sqlite3.Connection:
+    """A connection to a database of derived data (an index: rebuilt, never repaired),
+    in memory for None, else through :func:`connect_sqlite`; ``pragmas`` run first."""
+    if path is None:
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    else:  # never through a link planted at the file or its side files
+        conn = connect_sqlite(path, isolation_level=None, check_same_thread=False)
+    try:
+        for pragma in pragmas:
+            conn.execute(pragma)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def remove_unusable(
+    path: Path, pragmas: Sequence[str], problem: Callable[[sqlite3.Connection], str | None]
+) -> str | None:
+    """Why the derived database at ``path`` cannot be used, after deleting it and its side
+    files; None when it is usable or new. ``problem`` inspects an open connection and
+    names what is wrong; a file SQLite cannot read is wrong too."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = connect_derived(path, pragmas)
+    except sqlite3.DatabaseError as error:
+        found: str | None = f"{type(error).__name__}: {error}"
+    else:
+        try:
+            found = problem(conn)
+        except sqlite3.DatabaseError as error:
+            found = f"{type(error).__name__}: {error}"
+        finally:
+            conn.close()
+    if found is not None:
+        remove_sqlite_files(path)
+    return found
+
+
+def remove_sqlite_files(path: Path) -> None:
+    """Delete the database ``path`` and its side files, those that exist."""
+    for suffix in ("", *SQLITE_SIDE_SUFFIXES):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
 
 
 def _parts(parts: Iterable[str]) -> tuple[str, ...]:

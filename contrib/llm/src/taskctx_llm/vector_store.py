@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from taskctx.errors import TaskCtxError
-from taskctx.statefiles import connect_sqlite
+from taskctx.statefiles import connect_derived, remove_unusable
 
 __all__ = [
     "DB_NAME",
@@ -103,12 +103,6 @@ def from_blob(blob: bytes) -> Matrix:
     return np.frombuffer(blob, dtype=_DTYPE).astype(np.float32, copy=False)
 
 
-def _remove_files(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(f"{path}{suffix}").unlink()
-
-
 class VectorStore:
     """One partition's database connection and the statements run on it."""
 
@@ -129,25 +123,14 @@ class VectorStore:
     # -- opening and recovery ---------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        if self.path is None:
-            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        else:  # never through a link planted at the file or its side files
-            conn = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            for pragma in _PRAGMAS:
-                conn.execute(pragma)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return connect_derived(self.path, _PRAGMAS)
 
     def _open(self) -> sqlite3.Connection:
         """Connect, check an existing file (recreate it empty if unusable), create tables."""
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            problem = self._problem()
+            problem = remove_unusable(self.path, _PRAGMAS, self._problem)
             if problem is not None:
-                _remove_files(self.path)
                 self.recovered = problem
         conn = self._connect()
         try:
@@ -165,29 +148,21 @@ class VectorStore:
             raise
         return conn
 
-    def _problem(self) -> str | None:
-        """Why the existing file cannot be used as it is, or None (also for a new file)."""
-        try:
-            conn = self._connect()
-        except sqlite3.DatabaseError as error:
-            return f"{type(error).__name__}: {error}"
-        try:
-            tables = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
-            if tables is None:
-                return None
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-            if meta.get("format") != _FORMAT:
-                return f"another format ({meta.get('format')!r}, this provider writes {_FORMAT!r})"
-            if meta.get("model_id") != self.model_id:
-                return (
-                    f"it held vectors of model {meta.get('model_id')!r}, "
-                    f"not {self.model_id!r}: vectors of two models are never mixed"
-                )
+    def _problem(self, conn: sqlite3.Connection) -> str | None:
+        """Why the existing file cannot be used as it is, or None (also for a new file);
+        ``remove_unusable`` closes ``conn`` and counts a ``DatabaseError`` as a reason."""
+        tables = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        if tables is None:
             return None
-        except sqlite3.DatabaseError as error:
-            return f"{type(error).__name__}: {error}"
-        finally:
-            conn.close()
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("format") != _FORMAT:
+            return f"another format ({meta.get('format')!r}, this provider writes {_FORMAT!r})"
+        if meta.get("model_id") != self.model_id:
+            return (
+                f"it held vectors of model {meta.get('model_id')!r}, "
+                f"not {self.model_id!r}: vectors of two models are never mixed"
+            )
+        return None
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from taskctx.statefiles import connect_sqlite
+from taskctx.statefiles import connect_derived, remove_sqlite_files, remove_unusable
 from taskctx_fts import schema
 
 __all__ = [
@@ -101,12 +101,6 @@ def is_corruption(error: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
-def _remove_files(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(f"{path}{suffix}").unlink()
-
-
 def _probe(conn: sqlite3.Connection) -> bool:
     """Whether the index finds the first, middle and last stored document by a token.
 
@@ -150,55 +144,36 @@ class FtsStore:
     # -- opening and recovery -------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        if self.path is None:
-            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        else:  # never through a link planted at the file or its side files
-            conn = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            for pragma in schema.PRAGMAS:
-                conn.execute(pragma)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return connect_derived(self.path, schema.PRAGMAS)
 
     def _open(self) -> sqlite3.Connection:
         """Connect, check an existing file (rebuild it empty if damaged), create tables."""
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            problem = self._problem()
+            problem = remove_unusable(self.path, schema.PRAGMAS, self._problem)
             if problem is not None:
-                _remove_files(self.path)
                 self.recovered = problem
         conn = self._connect()
         schema.create(conn)
         conn.executescript(schema.TEMP_SCHEMA)
         return conn
 
-    def _problem(self) -> str | None:
-        """Why the existing file cannot be used as it is, or None (also for a new file)."""
-        assert self.path is not None
-        try:
-            conn = self._connect()
-        except sqlite3.DatabaseError as error:
-            return f"{type(error).__name__}: {error}"
-        try:
-            matches = schema.format_matches(conn)
-            if matches is None:
-                return None
-            if matches is False:
-                return "another format"
-            if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
-                check = conn.execute("PRAGMA quick_check").fetchall()
-                if check != [("ok",)]:
-                    return f"quick_check: {check[0][0]}"
-            if not _probe(conn):
-                return "the FTS5 index does not find stored documents"
+    def _problem(self, conn: sqlite3.Connection) -> str | None:
+        """Why the existing file cannot be used as it is, or None (also for a new file);
+        ``remove_unusable`` closes ``conn`` and counts a ``DatabaseError`` as a reason."""
+        matches = schema.format_matches(conn)
+        if matches is None:
             return None
-        except sqlite3.DatabaseError as error:
-            return f"{type(error).__name__}: {error}"
-        finally:
-            conn.close()
+        if matches is False:
+            return "another format"
+        assert self.path is not None  # only a file on disk is checked
+        if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+            check = conn.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                return f"quick_check: {check[0][0]}"
+        if not _probe(conn):
+            return "the FTS5 index does not find stored documents"
+        return None
 
     def rebuild(self, reason: str) -> None:
         """Drop everything (a damaged file) and start an empty partition."""
@@ -206,7 +181,7 @@ class FtsStore:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             if self.path is not None:
-                _remove_files(self.path)
+                remove_sqlite_files(self.path)
             self.recovered = reason
             self._conn = self._open()
 
