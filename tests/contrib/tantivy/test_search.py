@@ -69,6 +69,9 @@ def test_title_outweighs_body(tmp_path: Path) -> None:
     for bad in (1.5, -1, True):
         with pytest.raises(ValueError, match="title_weight"):
             TantivyProvider(title_weight=bad)  # type: ignore[arg-type]
+    for seconds in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="lock_timeout"):
+            TantivyProvider(lock_timeout=seconds)
 
 
 def test_restricted_search_keeps_the_partition_statistics(partition: TantivyPartition) -> None:

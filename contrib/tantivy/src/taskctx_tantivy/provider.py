@@ -261,6 +261,11 @@ class TantivyProvider:
                 f"tantivy: title_weight must be a whole number >= 0 (the times a title's "
                 f"tokens are indexed), not {title_weight!r}"
             )
+        if not lock_timeout >= 0:  # also refuses NaN
+            raise ValueError(
+                f"tantivy: lock_timeout must be seconds >= 0 (how long an apply waits for "
+                f"another writer), not {lock_timeout!r}"
+            )
         self.title_weight = title_weight
         self.lock_timeout = float(lock_timeout)
         # the weight shapes what is indexed, so another weight is another partition
