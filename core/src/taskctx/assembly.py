@@ -12,13 +12,12 @@ where it stopped and ``taskctx.paging`` decides.
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import enum
 from collections.abc import Sequence, Set
 
 import attrs
 
+from taskctx._imageprep_attach import ImageOmission, attachments_of, read_image
 from taskctx.aliases import AliasTable
 from taskctx.candidates import Candidate
 from taskctx.claims import unbacked_claim
@@ -32,14 +31,8 @@ from taskctx.errors import (
     UnsupportedScopeError,
 )
 from taskctx.gate import Refusal, media_gate
-from taskctx.images import validate_image
-from taskctx.media import (
-    OCTET_STREAM,
-    MediaClass,
-    normalize_media_type,
-)
+from taskctx.media import MediaClass
 from taskctx.model import (
-    Attachment,
     BudgetExcess,
     ContextBudget,
     ContextConsumer,
@@ -166,38 +159,32 @@ class PageAssembler:
         )
         return False
 
-    async def _attach(self, candidate: Candidate) -> None:
-        """Attach a fully validated image, or fail the read (``invalid_image``)."""
-        read = await self.readback.read(candidate, None)
-        if read.data is None:  # text under an image claim is never OCR to show: it fails
-            came = "text" if read.text is not None else "no content"
-            raise MediaError(
-                f"{candidate.ref}: the descriptor claims an image but the read returned {came}",
-                code=ProblemCode.INVALID_IMAGE,
-            )
-        data = read.data
-        declared = [normalize_media_type(t) for t in (candidate.media_type, read.media_type)]
-        try:
-            info = await asyncio.to_thread(validate_image, data)
-            for said in declared:  # what the descriptor and the read each say it is
-                if said not in (info.media_type, OCTET_STREAM):
-                    raise MediaError(
-                        f"the source declares {said} but the bytes are {info.media_type}",
-                        code=ProblemCode.INVALID_IMAGE,
-                    )
-        except MediaError as exc:
-            raise MediaError(f"{candidate.ref}: {exc}", code=ProblemCode.INVALID_IMAGE) from None
-        self.page.hold_attachment(
-            Attachment(
-                ref=candidate.ref,
-                alias=self.aliases.alias(candidate.ref),
-                media_type=info.media_type,
-                data_base64=base64.b64encode(data).decode("ascii"),
-                bytes=len(data),
-                width=info.width,
-                height=info.height,
-            )
-        )
+    async def _attach(self, candidate: Candidate, *, optional: bool = False) -> OfferOutcome:
+        """Attach an image validated and prepared by the consumer's image policy (one
+        attachment per segment), or omit it with a reason; fail the read for an image
+        that is not valid (``invalid_image``). ``optional``: what does not fit the blocks
+        left is omitted (and, when it would fit an empty page, opens the next one)."""
+        policy = self.consumer.image_policy()
+        if policy is not None and policy.max_images:
+            held = sum(1 for a in self.page.attachments if (a.segment or 1) == 1)
+            if held >= policy.max_images:
+                detail = f"the package holds max_images={policy.max_images} images already"
+                self.omit(candidate, OmissionReason.OVER_IMAGE_COUNT, detail)
+                return OfferOutcome.SKIPPED
+        prepared = await read_image(self.readback, candidate, policy)
+        if isinstance(prepared, ImageOmission):
+            self.omit(candidate, prepared.reason, prepared.detail)
+            return OfferOutcome.SKIPPED
+        count = len(prepared.segments)
+        if optional and count > self.budget.max_blocks - self.page.used_blocks:
+            larger = count > self.budget.max_blocks
+            detail = f"its {count} segments need {count} of max_blocks={self.budget.max_blocks}"
+            self.omit(candidate, OmissionReason.OVER_BLOCK_BUDGET, detail)
+            return OfferOutcome.SKIPPED if larger else OfferOutcome.STOP
+        for attachment in attachments_of(prepared, candidate, self.aliases):
+            self.page.hold_attachment(attachment)
+        self.page.delivered_refs.add(str(candidate.ref))  # the item, whatever its segments
+        return OfferOutcome.DELIVERED
 
     # -- required ------------------------------------------------------------------
 
@@ -334,8 +321,7 @@ class PageAssembler:
             self.omit(candidate, OmissionReason.OVER_CHAR_BUDGET)
             return OfferOutcome.STOP
         if media is MediaClass.IMAGE:
-            await self._attach(candidate)
-            return OfferOutcome.DELIVERED
+            return await self._attach(candidate, optional=True)
         return await self._offer_text(candidate)
 
     def _already_held(self, candidate: Candidate) -> bool:

@@ -90,6 +90,14 @@ class OmissionReason(StrChoice):
     LARGER_THAN_PAGE = "larger_than_page"
     UNSUPPORTED_SCOPE = "unsupported_scope"
     SECTIONS_DELIVERED = "sections_delivered"
+    IMAGE_OVER_LIMITS = "image_over_limits"
+    """An image the consumer's image policy cannot bring within its side and byte limits
+    (or an animated image over them, which is never resized); ``detail`` says why."""
+    IMAGE_UNSUPPORTED = "image_unsupported"
+    """An image of a format the consumer's image policy refuses (a GIF under
+    ``support_gif=False``)."""
+    OVER_IMAGE_COUNT = "over_image_count"
+    """An image past the first ``max_images`` of the package."""
 
 
 class Severity(StrChoice):

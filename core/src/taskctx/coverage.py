@@ -133,8 +133,9 @@ def coverage_for(scan: BindingScan, delivered: int) -> SourceCoverage:
 
 def _held_per_binding(page: Page) -> dict[str, int]:
     """How many items of each binding the page holds: its blocks and attachments, and the
-    sections inside a delivered parent."""
-    held: list[ContextRef] = [*(b.ref for b in page.blocks), *(a.ref for a in page.attachments)]
+    sections inside a delivered parent. An image split into segments is one item."""
+    images = (a.ref for a in page.attachments if (a.segment or 1) == 1)
+    held: list[ContextRef] = [*(b.ref for b in page.blocks), *images]
     held += [o.ref for o in page.omissions if o.reason is OmissionReason.COVERED_BY_PARENT]
     delivered: dict[str, int] = {}
     for held_ref in held:

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from taskctx._imageprep_steps import DEFAULT_IMAGE_POLICY, ImageInputPolicy
 from taskctx.codes import (
     Completeness,
     CoverageOutcome,
@@ -264,14 +265,52 @@ class ContextConsumer(FrozenModel):
 
     @field_validator("capabilities")
     @classmethod
-    def _capabilities_depth(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+    def _capabilities_valid(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
         check_json_depth(value, "consumer capabilities")
+        attachments = value.get("attachments")
+        if not isinstance(attachments, Mapping):
+            return value
+        declared = attachments.get("image_policy")
+        if isinstance(declared, ImageInputPolicy):  # kept as JSON, like the rest
+            declared = declared.model_dump(mode="json")
+            value = {**value, "attachments": {**attachments, "image_policy": declared}}
+        _parse_image_policy(declared)
         return value
 
     def accepts_image_attachments(self) -> bool:
         """Whether this consumer declared it takes image attachments."""
         attachments = self.capabilities.get("attachments")
         return isinstance(attachments, Mapping) and attachments.get("image") is True
+
+    def image_policy(self) -> ImageInputPolicy | None:
+        """How images are prepared for this consumer: its ``attachments.image_policy``
+        (fields it leaves out take their defaults; omitted: every default), or None when
+        it takes no images or declared ``"image_policy": None`` (validated only)."""
+        if not self.accepts_image_attachments():
+            return None
+        attachments = self.capabilities["attachments"]
+        if "image_policy" not in attachments:
+            return DEFAULT_IMAGE_POLICY
+        return _parse_image_policy(attachments["image_policy"])
+
+
+def _parse_image_policy(declared: object) -> ImageInputPolicy | None:
+    """A consumer's declared image policy; a ValueError names each field that is wrong."""
+    if declared is None:
+        return None
+    if not isinstance(declared, Mapping):
+        raise ValueError(
+            "capabilities.attachments.image_policy must be a mapping of ImageInputPolicy "
+            f"fields or None, not {type(declared).__name__}"
+        )
+    try:
+        return ImageInputPolicy.model_validate(dict(declared))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'policy'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ValueError(f"capabilities.attachments.image_policy is invalid: {problems}") from None
 
 
 class ContextBlock(FrozenModel):
@@ -299,7 +338,13 @@ class ContextBlock(FrozenModel):
 
 
 class Attachment(FrozenModel):
-    """A validated binary attachment (an image) for a consumer that declared it takes one."""
+    """A validated binary attachment (an image) for a consumer that declared it takes one.
+
+    Prepared by the consumer's image policy (:mod:`taskctx.imageprep`), a tall image is
+    one attachment per segment, in order, each under its own ``segment:<i>/<n>`` ref;
+    ``original_*`` describe the source's image, ``prepared`` says the bytes are not the
+    source's own (split, downscaled, re-encoded or turned upright).
+    """
 
     ref: ContextRef
     alias: str
@@ -308,6 +353,20 @@ class Attachment(FrozenModel):
     bytes: int
     width: int | None = None
     height: int | None = None
+    original_width: int | None = None
+    """Width of the source's image (after its EXIF orientation)."""
+    original_height: int | None = None
+    original_bytes: int | None = None
+    """Encoded size of the source's image."""
+    segment: int | None = None
+    """1-based position of this segment (None: the image was not split)."""
+    segments: int | None = None
+    """How many segments the image was split into (None: not split)."""
+    top: int | None = None
+    """First row of the original this segment covers."""
+    bottom: int | None = None
+    """One past the last row it covers."""
+    prepared: bool = False
 
 
 class Omission(FrozenModel):

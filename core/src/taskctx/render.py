@@ -26,7 +26,7 @@ from taskctx.markup import attrs, escape_attr, escape_text
 from taskctx.media import MediaClass, classify
 
 if TYPE_CHECKING:
-    from taskctx.model import ContextBlock, ContextPackage, Diagnostic, Omission
+    from taskctx.model import Attachment, ContextBlock, ContextPackage, Diagnostic, Omission
 
 __all__ = ["LISTED_PER_REASON", "MORE_TEXT", "QUALITY_TEXT", "render_package"]
 
@@ -146,6 +146,25 @@ def _listed_diagnostics(
     return shown, summary
 
 
+def _attachment(attachment: Attachment) -> str:
+    """An attachment's element: its name and size; a segment's place in its image, and a
+    prepared image's original size (the image it shows is not the source's own)."""
+    prepared = attachment.prepared
+    head = attrs(
+        name=attachment.ref.path,
+        width=attachment.width,
+        height=attachment.height,
+        segment=attachment.segment,
+        segments=attachment.segments,
+        top=attachment.top,
+        bottom=attachment.bottom,
+        original_width=attachment.original_width if prepared else None,
+        original_height=attachment.original_height if prepared else None,
+        prepared=True if prepared else None,
+    )
+    return f'<attachment ref="{_ref(attachment.alias)}" {head}/>'
+
+
 def render_package(package: ContextPackage, *, next_step: str | None = None) -> str:
     """Render ``package`` as the XML document a model reads (see docs/concepts.md).
 
@@ -165,9 +184,7 @@ def render_package(package: ContextPackage, *, next_step: str | None = None) -> 
         )
         head += _part_of(block, alias_of)
         out.append(f'<block ref="{_ref(block.alias)}" {head}>\n{_content(block, alias_of)}</block>')
-    for attachment in package.attachments:
-        head = attrs(name=attachment.ref.path, width=attachment.width, height=attachment.height)
-        out.append(f'<attachment ref="{_ref(attachment.alias)}" {head}/>')
+    out.extend(_attachment(attachment) for attachment in package.attachments)
     omissions, omission_summary = _listed_omissions(package.omissions)
     for omission in omissions:
         head = attrs(

@@ -310,6 +310,53 @@ def test_images_are_blobs_only_for_a_consumer_that_takes_them(
     assert any(isinstance(c, types.ImageContent) for c in tool.content)
 
 
+def test_a_tall_image_reads_as_its_segments_in_order(project: Path, state_dir: Path) -> None:
+    """A consumer with the default image policy gets a tall screenshot as ordered segment
+    blobs from a resource read, and as that many image items, each described, from
+    read_ref; ``image_policy: None`` gives the original bytes."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    tall = BytesIO()
+    Image.new("RGB", (200, 12000), "white").save(tall, format="PNG")
+    (project / "page.png").write_bytes(tall.getvalue())
+
+    def reads(
+        attachments: dict[str, Any],
+    ) -> tuple[types.ReadResourceResult, types.CallToolResult]:
+        service = ContextService.from_config(
+            make_config(
+                project,
+                consumer={"name": "viewer", "capabilities": {"attachments": attachments}},
+            )
+        )
+
+        async def body(client: Client) -> tuple[types.ReadResourceResult, types.CallToolResult]:
+            read = await client.read_resource("taskctx://files/page.png")
+            tool = await client.call_tool("read_ref", {"ref_or_alias": "taskctx://files/page.png"})
+            return read, tool
+
+        read, tool = run(service, "legacy", body)
+        return read, tool
+
+    read, tool = reads({"image": True})
+    blobs = [c for c in read.contents if isinstance(c, types.BlobResourceContents)]
+    sizes = [Image.open(BytesIO(base64.b64decode(c.blob))).size for c in blobs]
+    assert sizes == [(200, 4096), (200, 4096), (200, 3908)]
+    assert sum(isinstance(c, types.ImageContent) for c in tool.content) == 3
+    assert tool.structured_content is not None
+    described = tool.structured_content["attachments"]
+    assert [(a["segment"], a["segments"], a["original_height"]) for a in described] == [
+        (1, 3, 12000),
+        (2, 3, 12000),
+        (3, 3, 12000),
+    ]
+    original, _ = reads({"image": True, "image_policy": None})
+    kept = [c for c in original.contents if isinstance(c, types.BlobResourceContents)]
+    assert [base64.b64decode(c.blob) for c in kept] == [tall.getvalue()]
+
+
 def test_parsed_text_and_the_scope_parameter_round_trip(service: ContextService) -> None:
     """A ?scope= URI and a ?lines= URI name the same scoped read."""
 

@@ -143,12 +143,28 @@ class AttachmentOutput(FrozenModel):
     bytes: int
     width: int | None = None
     height: int | None = None
+    segment: int | None = None
+    """1-based place of this segment of a tall image (None: the whole image)."""
+    segments: int | None = None
+    original_width: int | None = None
+    original_height: int | None = None
+    prepared: bool = False
+    """True when the bytes are not the source's own (split, scaled or re-encoded)."""
 
     @classmethod
     def of(cls, a: Attachment) -> AttachmentOutput:
         """The output of one attachment (without its bytes)."""
         return cls(
-            alias=a.alias, media_type=a.media_type, bytes=a.bytes, width=a.width, height=a.height
+            alias=a.alias,
+            media_type=a.media_type,
+            bytes=a.bytes,
+            width=a.width,
+            height=a.height,
+            segment=a.segment,
+            segments=a.segments,
+            original_width=a.original_width,
+            original_height=a.original_height,
+            prepared=a.prepared,
         )
 
 

@@ -67,11 +67,12 @@ def error_result(exc: BaseException) -> types.CallToolResult:
 
 
 def _resource_contents(uri: str, package: ContextPackage) -> list[Any]:
-    """What a read of ``uri`` delivered (checked by the service): text, or an image blob."""
+    """What a read of ``uri`` delivered (checked by the service): text, or image blobs (one,
+    or a prepared tall image's segments in order)."""
     if package.attachments:
-        image = package.attachments[0]
         return [
             types.BlobResourceContents(uri=uri, mime_type=image.media_type, blob=image.data_base64)
+            for image in package.attachments
         ]
     block = package.blocks[0]
     return [types.TextResourceContents(uri=uri, mime_type=_text_type(block), text=block.content)]

@@ -26,6 +26,7 @@ from taskctx import (
     TaskCtxError,
     UnknownBindingError,
 )
+from taskctx.imageprep import MAX_SEGMENTS
 from taskctx.listing import current_revisions
 from taskctx_mcp.config import ServerConfig
 from taskctx_mcp.errors import ServiceError, check_delivered
@@ -223,7 +224,9 @@ class ContextService:
             filters={"bindings": [ref.binding]},
             optional_selection="none",
         )
-        read_id, read = self._new_read(ContextBudget(max_chars=max_chars, max_blocks=1))
+        # one item: one block, or the segments a tall image became (each counts as one)
+        budget = ContextBudget(max_chars=max_chars, max_blocks=MAX_SEGMENTS)
+        read_id, read = self._new_read(budget)
         return self._keep(read_id, await read.reader.async_read(intent))
 
     # -- resources -----------------------------------------------------------------------
