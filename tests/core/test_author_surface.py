@@ -26,6 +26,7 @@ from taskctx.protocols import (
     FileIOHandler,
     IndexProvider,
     ParsedDocument,
+    RequestFilter,
     ScopedRead,
     Selector,
     SourceFactory,
@@ -49,6 +50,7 @@ REGISTERS = {
     "register_selectors": (Selector,),
     "register_commands": (click.Command,),
     "register_cli_sources": (CliSource,),
+    "register_request_filters": (RequestFilter,),
 }
 """What each hook's ``register`` takes."""
 

@@ -174,12 +174,13 @@ def docs_env(
 
 
 def test_there_are_hookspecs_to_document() -> None:
-    """The hookspec discovery finds the seven register_* hooks."""
+    """The hookspec discovery finds the eight register_* hooks."""
     assert sorted(hookspec_functions()) == [
         "register_cli_sources",
         "register_commands",
         "register_file_io_handlers",
         "register_index_providers",
+        "register_request_filters",
         "register_scoped_readers",
         "register_selectors",
         "register_source_kinds",

@@ -36,6 +36,7 @@ from taskctx.protocols import (
     IndexProvider,
     ParsedDocument,
     PartitionKey,
+    RequestFilter,
     ScopedRead,
     SearchHit,
     SearchResult,
@@ -370,6 +371,52 @@ def test_hook_register_selectors() -> None:
     request = plugin.selector.requests[-1]
     assert [c.key for c in request.candidates] == ["c1", "c2"]
     assert all("ctx://" not in c.preview for c in request.candidates)
+
+
+def test_hook_register_request_filters() -> None:
+    """A registered request filter is in host.request_filters(); one that does not keep
+    the protocol, or takes a used name, fails its plugin by name."""
+
+    class Upper:
+        name = "upper"
+        order = 10
+        automatic = True
+
+        async def async_apply(self, request: Any, context: Any) -> Any:
+            return request
+
+    class FiltersPlugin:
+        @hookimpl
+        def register_request_filters(self, register):  # type: ignore[no-untyped-def]
+            register(Upper())
+
+    host = make_host(FiltersPlugin(), "filters")
+    assert isinstance(host.request_filters()["upper"], RequestFilter)
+
+    class NoApply:
+        name = "no_apply"
+        order = 1
+        automatic = False
+
+    class BadAutomatic(Upper):
+        name = "bad"
+        automatic = "yes"  # type: ignore[assignment]
+
+    for bad, reason in ((NoApply(), "lacks async_apply"), (BadAutomatic(), "must be a bool")):
+
+        class BadPlugin:
+            def __init__(self, bad: object) -> None:
+                self.bad = bad
+
+            @hookimpl
+            def register_request_filters(self, register):  # type: ignore[no-untyped-def]
+                register(self.bad)
+
+        with pytest.warns(PluginLoadWarning, match=reason):
+            host.register(BadPlugin(bad), name=f"bad-{bad.name}")
+        assert bad.name not in host.request_filters()
+    with pytest.warns(PluginLoadWarning, match="upper"):
+        host.register(FiltersPlugin(), name="filters-again")
 
 
 def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,6 +30,7 @@ READERS = {readers!r}
 PROVIDERS = {providers!r}
 COMMANDS = {commands!r}
 CLI_SOURCES = {cli_sources!r}
+FILTERS = {filters!r}
 
 
 def make_source(kind):
@@ -101,6 +102,23 @@ def register_index_providers(register):
         register(Provider(*spec))
 
 
+class Filter:
+    order = 1
+    automatic = True
+
+    def __init__(self, name):
+        self.name = name
+
+    async def async_apply(self, request, context):
+        return request
+
+
+@hookimpl
+def register_request_filters(register):
+    for name in FILTERS:
+        register(Filter(name))
+
+
 @hookimpl
 def register_commands(register):
     for name in COMMANDS:
@@ -138,6 +156,7 @@ def install(
     providers: Registrations = (),
     commands: Registrations = (),
     cli_sources: Registrations = (),
+    filters: Registrations = (),
 ) -> str:
     """Install ``dist`` (version 1.0) registering what it is given; return its module name."""
     module = dist.replace("-", "_") + "_mod"
@@ -148,6 +167,7 @@ def install(
         providers=list(providers),
         commands=list(commands),
         cli_sources=list(cli_sources),
+        filters=list(filters),
     )
     site.add(dist, "1.0", module, source)
     return module
@@ -181,6 +201,8 @@ def registered(host: PluginHost, registry: str, name: str) -> Any:
         return host.index_providers().get(name)
     if registry == "cli_sources":
         return host.cli_sources().get(name)
+    if registry == "request_filters":
+        return host.request_filters().get(name)
     return host.commands().get(name)
 
 
@@ -195,6 +217,8 @@ def squat_kwargs(registry: str, name: str) -> dict[str, Any]:
         spec["providers"] = [(name, "lexical")]
     elif registry == "cli_sources":
         spec["cli_sources"] = [name]
+    elif registry == "request_filters":
+        spec["filters"] = [name]
     else:
         spec["commands"] = [name]
     return spec

@@ -48,8 +48,11 @@ __all__ = [
     "lexical_default",
     "name_losers",
     "normalize_name",
+    "parse_allow",
     "parse_choose",
+    "parse_names",
     "refused_names",
+    "singular",
     "unused_claims",
 ]
 
@@ -74,6 +77,12 @@ FIRST_PARTY_NAMES: Mapping[str, Mapping[str, str]] = MappingProxyType(
         ),
         "index_providers": MappingProxyType({"fts": "taskctx-fts"}),
         "commands": MappingProxyType({"records": "taskctx-records"}),
+        "request_filters": MappingProxyType(
+            dict.fromkeys(
+                ("message_integrity", "image_input", "cold_start", "video_input", "content"),
+                "taskctx-conversation",
+            )
+        ),
         "cli_sources": MappingProxyType(
             {POSITIONAL: "taskctx-workspace", "--records": "taskctx-records"}
         ),
@@ -110,6 +119,19 @@ class Claimant:
     label: str
     """How messages name it (``'acme' 1.0``)."""
     tier: Tier
+
+
+def parse_names(values: Iterable[str] | str | None) -> frozenset[str]:
+    """Distribution names from a comma string or an iterable, normalised; None is none."""
+    if values is None:
+        return frozenset()
+    items = values.split(",") if isinstance(values, str) else values
+    return frozenset(normalize_name(v.strip()) for v in items if v.strip())
+
+
+def parse_allow(values: Iterable[str] | str | None) -> frozenset[str] | None:
+    """An allow list: None (everything) stays None, else :func:`parse_names`."""
+    return None if values is None else parse_names(values)
 
 
 def normalize_name(name: str) -> str:
@@ -188,7 +210,7 @@ def name_losers(
     most one claimant wins.
     """
     if name in KERNEL_NAMES.get(what, frozenset()):
-        reason = f"{_singular(what)} {name!r} is the kernel's own (taskctx {name})"
+        reason = f"{singular(what)} {name!r} is the kernel's own (taskctx {name})"
         return {
             index: f"{reason}; {claimant.label} may not register it"
             for index, claimant in enumerate(claimants)
@@ -202,7 +224,7 @@ def name_losers(
             exempt = chosen is None and claimant.tier is Tier.EXPLICIT
             if claimant.identity != owner and not exempt:
                 losers[index] = (
-                    f"{_singular(what)} {name!r} belongs to {owner!r} ({why}); "
+                    f"{singular(what)} {name!r} belongs to {owner!r} ({why}); "
                     f"{claimant.label} may not register it"
                 )
     rest = [i for i in range(len(claimants)) if i not in losers]
@@ -215,13 +237,14 @@ def name_losers(
 def _tie(what: str, name: str, claimants: Sequence[Claimant]) -> dict[int, str]:
     labels = " and ".join(sorted(c.label for c in claimants))
     reason = (
-        f"{_singular(what)} {name!r} is registered by both {labels}; load order does not "
+        f"{singular(what)} {name!r} is registered by both {labels}; load order does not "
         f"decide, so neither gets it: {_choose_hint(name)}"
     )
     return dict.fromkeys(range(len(claimants)), reason)
 
 
-def _singular(what: str) -> str:
+def singular(what: str) -> str:
+    """A registry's name for one of its entries (``index_providers`` -> ``index provider``)."""
     return what[:-1].replace("_", " ") if what.endswith("s") else what
 
 
@@ -291,7 +314,7 @@ def unused_claims(
             continue
         for name, entry in items:
             if entry.origin.claimant != winner and (kind, name) not in dropped:
-                dropped[(kind, name)] = (entry, f"{_singular(kind)} {name!r} is not used: {why}")
+                dropped[(kind, name)] = (entry, f"{singular(kind)} {name!r} is not used: {why}")
     return dropped
 
 

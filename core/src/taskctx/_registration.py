@@ -19,6 +19,7 @@ from taskctx.protocols import (
     FileIOHandler,
     IndexProvider,
     ProtocolMember,
+    RequestFilter,
     ScopedRead,
     Selector,
     missing_members,
@@ -46,6 +47,7 @@ REGISTRY_KINDS = (
     "selectors",
     "commands",
     "cli_sources",
+    "request_filters",
 )
 """Registry names; each is filled by the hook ``register_<name>``."""
 
@@ -68,10 +70,11 @@ _PROTOCOLS: dict[str, type] = {
     "index_providers": IndexProvider,
     "selectors": Selector,
     "commands": _Command,
+    "request_filters": RequestFilter,
 }
 """The protocol each registry's values keep; every check of a registration is derived
 from its members (``taskctx.protocols.protocol_shape``)."""
-_LABELS = {"index_providers": "index provider"}
+_LABELS = {"index_providers": "index provider", "request_filters": "request filter"}
 
 
 def describe(exc: BaseException) -> str:

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from taskctx.clisources import CliSource
-from taskctx.protocols import FileIOHandler, IndexProvider, ScopedRead, Selector, SourceFactory
+from taskctx.protocols import (
+    FileIOHandler,
+    IndexProvider,
+    RequestFilter,
+    ScopedRead,
+    Selector,
+    SourceFactory,
+)
 
 if TYPE_CHECKING:
     import click
@@ -34,6 +41,7 @@ __all__ = [
     "register_commands",
     "register_file_io_handlers",
     "register_index_providers",
+    "register_request_filters",
     "register_scoped_readers",
     "register_selectors",
     "register_source_kinds",
@@ -163,4 +171,22 @@ def register_cli_sources(register: Callable[[CliSource], None]) -> None:
     distribution, and two third-party plugins registering the same one both fail. A flag
     the kernel's command already has (``--query``, ``--json``...) is not added, with a
     warning.
+    """
+
+
+@hookspec
+def register_request_filters(register: Callable[[RequestFilter], None]) -> None:
+    """Register request filters: call ``register(request_filter)`` once per filter.
+
+    :param register: takes an object keeping ``taskctx.RequestFilter``: ``name``,
+        ``order`` (an int, lower runs first), ``automatic`` (a bool: whether pipelines run
+        it unless turned off) and ``async_apply(request, context)``.
+
+    Called once, while the plugin loads. ``async_apply`` is called by a request pipeline
+    (``taskctx_conversation.RequestPipeline``) once per model request it builds, with the
+    request so far and the pipeline's context; it returns the changed request and must not
+    change the stored history, source bytes, metadata or annotations. A pipeline that
+    composes a filter of the same ``name`` explicitly runs that instance instead.
+
+    Returns nothing (the return value is ignored). Filter names are unique.
     """

@@ -22,7 +22,7 @@ import importlib.util
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Literal
 
@@ -39,8 +39,11 @@ from taskctx._ownership import (
     FIRST_PARTY_NAMES,
     lexical_default,
     normalize_name,
+    parse_allow,
     parse_choose,
+    parse_names,
     refused_names,
+    singular,
     unused_claims,
 )
 from taskctx._registration import (
@@ -64,7 +67,14 @@ from taskctx.errors import (
 from taskctx.media import handler_for, normalize_media_type
 from taskctx.model import FrozenModel
 from taskctx.policy import RunConfiguration, govern
-from taskctx.protocols import ContextSource, FileIOHandler, IndexProvider, ScopedRead, Selector
+from taskctx.protocols import (
+    ContextSource,
+    FileIOHandler,
+    IndexProvider,
+    RequestFilter,
+    ScopedRead,
+    Selector,
+)
 
 __all__ = [
     "ALLOW_ENV",
@@ -89,17 +99,6 @@ BUILTIN_MODULE = "taskctx.builtins"
 Status = Literal["loaded", "failed", "blocked", "not_allowed"]
 
 
-def _names(values: Iterable[str] | str | None) -> frozenset[str]:
-    if values is None:
-        return frozenset()
-    items = values.split(",") if isinstance(values, str) else values
-    return frozenset(normalize_name(v.strip()) for v in items if v.strip())
-
-
-def _allow(values: Iterable[str] | str | None) -> frozenset[str] | None:
-    return None if values is None else _names(values)
-
-
 class PluginRecord(FrozenModel):
     """What the host knows about one plugin: origin, hooks, registrations and outcome."""
 
@@ -115,10 +114,6 @@ class PluginRecord(FrozenModel):
     refused: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
     """Registrations of a loaded plugin the host does not use: another plugin owns a
     claim they make (a media type, a suffix, a scope); the warning said which."""
-
-
-def _singular(registry: str) -> str:
-    return registry[:-1].replace("_", " ")
 
 
 def _stacklevel() -> int:
@@ -144,8 +139,8 @@ class PluginHost:
     that gets it; load order never decides (``taskctx._ownership``).
     """
 
-    allow: frozenset[str] | None = attrs.field(default=None, converter=_allow)
-    block: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    allow: frozenset[str] | None = attrs.field(default=None, converter=parse_allow)
+    block: frozenset[str] = attrs.field(default=frozenset(), converter=parse_names)
     strict: bool = False
     load_entrypoints: bool = True
     choose: Mapping[str, str] = attrs.field(default=None, converter=parse_choose)
@@ -360,7 +355,7 @@ class PluginHost:
         entry = self._registry[kind].get(name)
         if entry is None:
             installed = ", ".join(self._registry[kind]) or "none"
-            raise NotInstalledError(f"no {_singular(kind)} named {name!r} (installed: {installed})")
+            raise NotInstalledError(f"no {singular(kind)} named {name!r} (installed: {installed})")
         return entry.value
 
     def source_kinds(self) -> Mapping[str, Callable[..., ContextSource]]:
@@ -407,7 +402,7 @@ class PluginHost:
         """Why no loaded plugin registers ``name`` in ``registry`` and, for a first-party
         name (``FIRST_PARTY_NAMES``), which distribution to install, allow or fix."""
         installed = ", ".join(sorted(self._registry[registry])) or "none"
-        what = "command-line source" if registry == "cli_sources" else _singular(registry)
+        what = "command-line source" if registry == "cli_sources" else singular(registry)
         message = f"no installed plugin registers {what} {name!r} (installed: {installed})"
         dist = FIRST_PARTY_NAMES.get(registry, {}).get(name)
         if dist is None:
@@ -485,6 +480,10 @@ class PluginHost:
         """The selector called ``name``; ``NotInstalledError`` if none is installed."""
         selector: Selector = self._get("selectors", name)
         return selector
+
+    def request_filters(self) -> Mapping[str, RequestFilter]:
+        """Request filter name -> filter, in load order."""
+        return self._mapping("request_filters")
 
     def cli_sources(self) -> Mapping[str, CliSource]:
         """Flag (or ``PATH``) -> how ``taskctx read``/``index`` attach it, in load order."""

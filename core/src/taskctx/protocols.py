@@ -41,6 +41,7 @@ __all__ = [
     "ParsedDocument",
     "PartitionKey",
     "ProtocolMember",
+    "RequestFilter",
     "ScopedRead",
     "SearchHit",
     "SearchResult",
@@ -392,6 +393,36 @@ class Selector(Protocol):
 
     async def async_select(self, request: SelectionRequest) -> Sequence[str]:
         """Return the keys of the chosen candidates, best first."""
+        ...
+
+
+@runtime_checkable
+class RequestFilter(Protocol):
+    """Changes one model request before it is sent, never the stored history.
+
+    The kernel only registers filters; the request and context types belong to the
+    distribution that builds requests (``taskctx-conversation``), which calls
+    ``async_apply`` in ascending ``order``. An ``automatic`` filter runs in every
+    pipeline unless the pipeline turns it off or composes its own instance by ``name``.
+    """
+
+    @property
+    def name(self) -> str:
+        """Unique filter name; a filter composed explicitly replaces the automatic one."""
+        ...
+
+    @property
+    def order(self) -> int:
+        """Where the filter runs: lower first."""
+        ...
+
+    @property
+    def automatic(self) -> bool:
+        """Whether pipelines run it when nobody composed it (the defaults are on)."""
+        ...
+
+    async def async_apply(self, request: Any, context: Any) -> Any:
+        """Return the request with this filter's changes (a new value, never a mutation)."""
         ...
 
 

@@ -7,7 +7,7 @@ readers as the ``session_memory`` source (:class:`SessionMemorySource` over a re
 store, :class:`ProviderMemorySource` over a provider).
 :class:`RequestContextComposer` composes the request-time blocks (runtime context,
 workspace outline, pinned files, the working-state projection), one bounded block per
-capability; :class:`WindowPolicy` and :func:`compact_history` handle the window.
+capability. Window thresholds, compaction and handoff are in ``taskctx_conversation``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
         WorkingStateProjection,
     )
     from taskctx_memory.values import NoteIndex, StateChange, Task, TaskStatus
-    from taskctx_memory.window import Turn, TurnKind, WindowAction, WindowPolicy, compact_history
 
 # Importing the package stays cheap (plugin loading imports it through the entry
 # point's module): each name is imported from its module on first use.
@@ -87,10 +86,6 @@ _EXPORTS: dict[str, str] = {
     "TaskStateProvider": "taskctx_memory.provider",
     "TaskStateProviderError": "taskctx_memory.errors",
     "TaskStatus": "taskctx_memory.values",
-    "Turn": "taskctx_memory.window",
-    "TurnKind": "taskctx_memory.window",
-    "WindowAction": "taskctx_memory.window",
-    "WindowPolicy": "taskctx_memory.window",
     "WorkingState": "taskctx_memory.state",
     "WorkingStateConfiguration": "taskctx_memory.config",
     "WorkingStateError": "taskctx_memory.errors",
@@ -98,7 +93,6 @@ _EXPORTS: dict[str, str] = {
     "WorkingStateProjection": "taskctx_memory.state_context",
     "WorkspaceOutline": "taskctx_memory.outline",
     "build_projection": "taskctx_memory.projection",
-    "compact_history": "taskctx_memory.window",
     "project_working_state": "taskctx_memory.projection",
 }
 
@@ -135,10 +129,6 @@ __all__ = [
     "TaskStateProvider",
     "TaskStateProviderError",
     "TaskStatus",
-    "Turn",
-    "TurnKind",
-    "WindowAction",
-    "WindowPolicy",
     "WorkingState",
     "WorkingStateConfiguration",
     "WorkingStateError",
@@ -146,15 +136,28 @@ __all__ = [
     "WorkingStateProjection",
     "WorkspaceOutline",
     "build_projection",
-    "compact_history",
     "project_working_state",
 ]
+
+
+# Names that moved to taskctx-conversation: asking for one says where it went.
+_MOVED: dict[str, str] = {
+    "Turn": "taskctx_conversation.history.Turn (the conversation's message model)",
+    "TurnKind": "taskctx_conversation.history.TurnKind",
+    "WindowAction": "taskctx_conversation.window.WindowAction",
+    "WindowPolicy": "taskctx_conversation.window.WindowPolicy",
+    "compact_history": "taskctx_conversation.compaction.compact",
+}
 
 
 def __getattr__(name: str) -> Any:
     """Import an exported name from its module the first time it is asked for."""
     module = _EXPORTS.get(name)
     if module is None:
+        if name in _MOVED:
+            raise AttributeError(
+                f"{__name__}.{name} moved to taskctx_conversation: use {_MOVED[name]}"
+            )
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
