@@ -32,6 +32,7 @@ from taskctx.testing import MemorySource, SourceContract, make_png, sha256_of
 
 TESTS = Path(__file__).resolve().parents[1]
 FIRST_PARTY = (
+    "taskctx-conversation",
     "taskctx-documents",
     "taskctx-fts",
     "taskctx-memory",
@@ -111,12 +112,15 @@ def registered(records: list[PluginRecord], registry: str) -> dict[str, str]:
 
 
 def test_every_first_party_plugin_loads(first_party: list[PluginRecord]) -> None:
-    """The seven first-party distributions load from their entry points, without errors."""
+    """The eight first-party distributions load from their entry points, without errors."""
     loaded = {normalize_name(r.name) for r in first_party if not r.builtin}
     assert loaded == set(FIRST_PARTY)
     assert set(registered(first_party, "source_kinds")) == set(FIRST_PARTY_NAMES["source_kinds"])
     assert registered(first_party, "file_io_handlers")
     assert registered(first_party, "index_providers")
+    assert set(registered(first_party, "request_filters")) == set(
+        FIRST_PARTY_NAMES["request_filters"]
+    )
 
 
 def test_the_scan_finds_kit_subclasses() -> None:

@@ -108,7 +108,7 @@ HOSTILE: list[tuple[str, Callable[[], bytes], str]] = [
     ("png bomb 100000^2", samples.png_bomb, "over the limit"),
     ("png bomb 16000^2 complete", lambda: samples.png_1bit(16000, 16000), "decompression bomb"),
     ("png just over the pixels", lambda: samples.png_1bit(5000, 5001), "25000000 pixels"),
-    ("png one side too long", lambda: samples.png_1bit(16385, 1), "side over the limit"),
+    ("png one side too long", lambda: samples.png_1bit(65536, 1), "side over the limit"),
     ("gif bomb 65535^2", samples.gif_bomb, "over the limit"),
     ("gif frame outside screen", samples.gif_frame_outside, "outside the 1x1 logical screen"),
     ("webp canvas bomb", samples.webp_lying_canvas, "decompression bomb"),

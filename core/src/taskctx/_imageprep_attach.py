@@ -21,9 +21,9 @@ from taskctx.imageprep import (
     ImageInputPolicy,
     ImagePreparationError,
     ImageRejection,
-    ImageSegment,
     PreparedImage,
     prepare_image,
+    untouched,
 )
 from taskctx.images import sniff_image, validate_image
 from taskctx.media import OCTET_STREAM, normalize_media_type
@@ -51,30 +51,6 @@ class ImageOmission:
 def segment_ref_scope(segment: int, segments: int) -> str:
     """The scope of segment ``segment`` (1-based) of ``segments``: ``segment:2/3``."""
     return f"segment:{segment}/{segments}"
-
-
-def _as_is(data: bytes) -> PreparedImage:
-    """A validated image, unprepared (a consumer that turned preparation off)."""
-    info = validate_image(data)
-    whole = ImageSegment(
-        index=0,
-        count=1,
-        media_type=info.media_type,
-        data=data,
-        width=info.width,
-        height=info.height,
-        top=0,
-        bottom=info.height,
-    )
-    return PreparedImage(
-        media_type=info.media_type,
-        width=info.width,
-        height=info.height,
-        bytes=len(data),
-        animated=False,
-        changed=False,
-        segments=(whole,),
-    )
 
 
 def _check_declared(data: bytes, declared: list[str]) -> None:
@@ -106,7 +82,7 @@ async def read_image(
     try:
         _check_declared(data, declared)
         if policy is None:
-            return await asyncio.to_thread(_as_is, data)
+            return await asyncio.to_thread(lambda: untouched(data, validate_image(data)))
         return await asyncio.to_thread(prepare_image, data, policy)
     except ImagePreparationError as exc:
         reason = _OMITTED.get(exc.reason)

@@ -68,6 +68,7 @@ __all__ = [
     "base64_size",
     "explain_rejection",
     "prepare_image",
+    "untouched",
 ]
 
 _ORIENTATION_TAG = 0x0112
@@ -196,7 +197,7 @@ def prepare_image(
             and not policy.is_tall(info.width, info.height)
             and policy.fits(info.width, info.height, len(data))
         ):
-            return _untouched(data, info, animated=False)
+            return untouched(data, info)
         image.load()
         upright = image
         if orientation != 1:
@@ -245,8 +246,8 @@ def _orientation(image: Image) -> int:
     return value if isinstance(value, int) and 2 <= value <= 8 else 1
 
 
-def _untouched(data: bytes, info: ImageInfo, *, animated: bool) -> PreparedImage:
-    """The original as its own one segment."""
+def untouched(data: bytes, info: ImageInfo, *, animated: bool = False) -> PreparedImage:
+    """The original, validated as ``info`` says, as its own one segment (``changed=False``)."""
     segment = ImageSegment(
         index=0,
         count=1,
@@ -271,7 +272,7 @@ def _untouched(data: bytes, info: ImageInfo, *, animated: bool) -> PreparedImage
 def _animated(data: bytes, info: ImageInfo, frames: int, policy: ImageInputPolicy) -> PreparedImage:
     """An animated image passes through whole within the limits; over them it is refused."""
     if policy.fits(info.width, info.height, len(data)):
-        return _untouched(data, info, animated=True)
+        return untouched(data, info, animated=True)
     raise ImagePreparationError(
         f"animated {_KIND[info.media_type]} image of {info.width}x{info.height} px "
         f"({frames} frames, {format_bytes(base64_size(len(data)))} of base64) is over "

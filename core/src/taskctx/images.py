@@ -72,8 +72,10 @@ class ImageLimits(FrozenModel):
     """Size of the encoded file."""
     max_pixels: int = Field(default=25_000_000, ge=1)
     """Width times height of the canvas, from the header, before any decode."""
-    max_side: int = Field(default=16_384, ge=1)
-    """Width and height each."""
+    max_side: int = Field(default=65_535, ge=1)
+    """Width and height each. The pixel limits bound the cost; this only refuses sides
+    no PNG, JPEG or GIF encoder writes, so a full-page screenshot (1,280 x 19,000 px)
+    passes and is split by :mod:`taskctx.imageprep`."""
     max_frames: int = Field(default=256, ge=1)
     """Frames of an animated GIF, PNG (APNG) or WebP."""
     max_total_pixels: int = Field(default=50_000_000, ge=1)

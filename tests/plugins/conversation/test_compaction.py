@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from taskctx_conversation.compaction import (
@@ -29,23 +27,12 @@ from taskctx_conversation.request import ModelCharacteristics, ModelRequest, Too
 from taskctx_memory import WorkingState
 from taskctx_memory.request import CapabilityLimitError
 from taskctx_memory.state_context import ProjectionLimits
-from taskctx_records import RecordStore
 
 from tests.plugins.conversation.helpers import PNG_1X1, at
 from tests.plugins.memory.helpers import TinyState
 
 IMAGE = ImagePart(data=PNG_1X1, media_type="image/png", label="the error dialog")
 READ = ToolDefinition(name="read_file", description="Read a file.")
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[WorkingState]:
-    """A real working state (session ``s1``) on a real record store, with a note and a task."""
-    with RecordStore(tmp_path / "state") as store:
-        working = WorkingState(store, "s1")
-        working.note_write("cause", "uploads over 30 s fail")
-        working.task_add("raise the timeout")
-        yield working
 
 
 def run() -> MessageHistory:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -23,19 +21,8 @@ from taskctx_conversation.handoff import (
 from taskctx_conversation.history import MessageHistory, Turn, TurnKind
 from taskctx_conversation.parts import ImagePart, TextPart, ToolCallPart, ToolResultPart
 from taskctx_memory import WorkingState
-from taskctx_records import RecordStore
 
 from tests.plugins.conversation.helpers import PNG_1X1, at
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[WorkingState]:
-    """A real working state (session ``s1``) on a real record store, with a note and a task."""
-    with RecordStore(tmp_path / "state") as store:
-        working = WorkingState(store, "s1")
-        working.note_write("cause", "uploads over 30 s fail")
-        working.task_add("raise the timeout")
-        yield working
 
 
 class Reads:

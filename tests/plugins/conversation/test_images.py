@@ -212,3 +212,13 @@ def test_an_image_is_prepared_once_across_requests() -> None:
     assert len(cache._entries) == 1
     assert pipeline.build(history) == first
     assert len(cache._entries) == 1
+
+
+def test_a_full_page_screenshot_is_split_not_refused() -> None:
+    """A 1,280 x 19,000 px screenshot (a side over 16,384, under 25 megapixels) becomes
+    five full-width segments, each within the limits."""
+    page = png(1280, 19000, color=(255, 255, 255))
+    request = build(MessageHistory(turns=(user(ImagePart(data=page, label="page.png")),)))
+    segments = images_of(request)
+    assert [s.segment for s in segments] == [1, 2, 3, 4, 5]
+    assert all(Image.open(BytesIO(s.data or b"")).size[0] == 1280 for s in segments)

@@ -43,6 +43,10 @@ class _Plan:
     changes: list[RequestChange] = attrs.field(factory=list)
 
 
+def _change(name: str, turn: int, action: str, detail: str) -> RequestChange:
+    return RequestChange(filter=name, turn=turn, action=action, detail=detail)
+
+
 def _survey(turns: Sequence[Turn], name: str) -> _Plan:
     """Collect each call's first result; note removed duplicates and orphans."""
     plan = _Plan()
@@ -53,31 +57,26 @@ def _survey(turns: Sequence[Turn], name: str) -> _Plan:
         for result in turn.tool_results():
             if result.call_id not in called:
                 plan.changes.append(
-                    RequestChange(
-                        filter=name,
-                        turn=t,
-                        action="removed",
-                        detail=f"tool result {result.call_id!r} has no earlier tool call",
+                    _change(
+                        name,
+                        t,
+                        "removed",
+                        f"tool result {result.call_id!r} has no earlier tool call",
                     )
                 )
             elif result.call_id in plan.results:
                 plan.changes.append(
-                    RequestChange(
-                        filter=name,
-                        turn=t,
-                        action="removed",
-                        detail=f"a second result for tool call {result.call_id!r}",
-                    )
+                    _change(name, t, "removed", f"a second result for tool call {result.call_id!r}")
                 )
             else:
                 plan.results[result.call_id] = (result, turn.role)
                 if t != called[result.call_id] + 1:
                     plan.changes.append(
-                        RequestChange(
-                            filter=name,
-                            turn=t,
-                            action="moved",
-                            detail=f"tool result {result.call_id!r} moved to right after its call",
+                        _change(
+                            name,
+                            t,
+                            "moved",
+                            f"tool result {result.call_id!r} moved to right after its call",
                         )
                     )
     return plan
@@ -95,12 +94,7 @@ def _answers(turn: Turn, t: int, plan: _Plan, name: str) -> tuple[list[Part], Ro
                 ToolResultPart(call_id=call.call_id, content=MISSING_RESULT, is_error=True)
             )
             plan.changes.append(
-                RequestChange(
-                    filter=name,
-                    turn=t,
-                    action="added",
-                    detail=f"tool call {call.call_id!r} ({call.name}) had no result",
-                )
+                _change(name, t, "added", f"tool call {call.call_id!r} ({call.name}) had no result")
             )
         else:
             parts.append(found[0])
