@@ -29,6 +29,7 @@ __all__ = [
     "peak_rss_bytes",
     "reset_peak_rss",
     "result_header",
+    "rss_bytes",
     "skipped_result",
     "summarize",
     "write_result",
@@ -122,17 +123,30 @@ def ratio_verdict(ratio: float, limit: float, applies: bool) -> str:
     return f"target < {limit:.0%}: {verdict}"
 
 
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size: VmHWM of /proc/self/status (it starts afresh
-    at exec; ru_maxrss keeps the parent's peak across fork and exec), else ru_maxrss."""
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of /proc/self/status (``VmHWM``, ``VmRSS``) in bytes, None if absent."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
+    return None
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size: VmHWM of /proc/self/status (it starts afresh
+    at exec; ru_maxrss keeps the parent's peak across fork and exec), else ru_maxrss."""
+    peak = _status_bytes("VmHWM")
+    if peak is not None:
+        return peak
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def rss_bytes() -> int | None:
+    """This process's resident set size now (VmRSS), or None where /proc has no status."""
+    return _status_bytes("VmRSS")
 
 
 def reset_peak_rss() -> bool:

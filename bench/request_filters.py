@@ -26,7 +26,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from bench.common import peak_rss_bytes, reset_peak_rss, result_header, summarize
+from bench.common import peak_rss_bytes, reset_peak_rss, result_header, rss_bytes, summarize
 from taskctx import PluginHost
 from taskctx.imageprep import ImageInputPolicy, prepare_image
 
@@ -90,18 +90,6 @@ def _make(kind: tuple[int, int, str], how_many: int) -> list[bytes]:
     return [maker(width, height, seed) for seed in range(how_many)]
 
 
-def _rss_bytes() -> int | None:
-    """This process's resident set size now (VmRSS), or None where /proc has no status."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def _prepare_kind(kind: tuple[int, int, str], how_many: int, rounds: int) -> dict[str, Any]:
     """In a fresh process (spawned): make the images, then prepare them in rounds; the
     peak RSS is of the preparation (reset once the images are made)."""
@@ -109,7 +97,7 @@ def _prepare_kind(kind: tuple[int, int, str], how_many: int, rounds: int) -> dic
     policy = ImageInputPolicy()
     gc.collect()
     reset = reset_peak_rss()
-    before = _rss_bytes()
+    before = rss_bytes()
     per_round: list[float] = []
     segments = changed = 0
     for _ in range(rounds):
