@@ -116,7 +116,7 @@ def _binding_line(binding: str, coverage: SourceCoverage, omitted: list[Omission
     if omitted:
         line += f" (in this package: {_left_out(omitted)})"
     if coverage.reasons:
-        line += f"; why: {', '.join(r.value for r in coverage.reasons)}"
+        line += f"; why: {', '.join(map(str, coverage.reasons))}"
     return line + "."
 
 
