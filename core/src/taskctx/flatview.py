@@ -17,7 +17,14 @@ from collections.abc import Mapping
 
 from taskctx.model import ContextBlock, ContextPackage, Omission, SourceCoverage
 
-__all__ = ["METADATA_FIELDS", "FlatValue", "block_metadata", "coverage_statement"]
+__all__ = [
+    "COVERAGE_KIND",
+    "METADATA_FIELDS",
+    "FlatValue",
+    "block_metadata",
+    "coverage_metadata",
+    "coverage_statement",
+]
 
 FlatValue = str | int | float | bool | None
 """What a flat metadata value may be."""
@@ -80,6 +87,22 @@ def block_metadata(package: ContextPackage, block: ContextBlock, rank: int) -> d
         "context_revision": package.snapshot.context_revision,
         "source_revision": package.snapshot.sources.get(block.binding_id),
         **_coverage_fields(coverage),
+        "has_more": package.has_more,
+    }
+
+
+COVERAGE_KIND = "coverage"
+"""The ``kind`` in the metadata of an adapter's closing coverage document."""
+
+
+def coverage_metadata(package: ContextPackage) -> dict[str, FlatValue]:
+    """The metadata of the closing document that holds :func:`coverage_statement`:
+    ``kind`` (:data:`COVERAGE_KIND`), the package, the task, the snapshot, ``has_more``."""
+    return {
+        "kind": COVERAGE_KIND,
+        "package_id": package.package_id,
+        "task_id": package.task_id,
+        "context_revision": package.snapshot.context_revision,
         "has_more": package.has_more,
     }
 

@@ -19,13 +19,10 @@ from typing import Any
 from haystack import Document, component
 
 from taskctx import ContextBudget, ContextPackage, ContextReadIntent, TaskContext
-from taskctx.flatview import block_metadata, coverage_statement
+from taskctx.flatview import COVERAGE_KIND, block_metadata, coverage_metadata, coverage_statement
 from taskctx.model import ContextConsumer, ContextFilters
 
 __all__ = ["COVERAGE_KIND", "TaskContextRetriever", "package_documents"]
-
-COVERAGE_KIND = "coverage"
-"""``meta["kind"]`` of the closing coverage Document."""
 
 
 def _stable_id(*parts: str) -> str:
@@ -50,13 +47,7 @@ def package_documents(package: ContextPackage, *, include_coverage: bool) -> lis
             Document(
                 id=_stable_id(package.package_id, "coverage", statement),
                 content=statement,
-                meta={
-                    "kind": COVERAGE_KIND,
-                    "package_id": package.package_id,
-                    "task_id": package.task_id,
-                    "context_revision": package.snapshot.context_revision,
-                    "has_more": package.has_more,
-                },
+                meta=coverage_metadata(package),
             )
         )
     return documents

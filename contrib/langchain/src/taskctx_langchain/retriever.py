@@ -27,12 +27,9 @@ from taskctx import (
     ContextReadIntent,
     TaskContext,
 )
-from taskctx.flatview import block_metadata, coverage_statement
+from taskctx.flatview import COVERAGE_KIND, block_metadata, coverage_metadata, coverage_statement
 
 __all__ = ["COVERAGE_KIND", "TaskContextRetriever", "package_documents"]
-
-COVERAGE_KIND = "coverage"
-"""The ``kind`` metadata value of the closing coverage Document."""
 
 
 def package_documents(package: ContextPackage, *, include_coverage: bool = False) -> list[Document]:
@@ -46,13 +43,7 @@ def package_documents(package: ContextPackage, *, include_coverage: bool = False
         documents.append(
             Document(
                 page_content=coverage_statement(package),
-                metadata={
-                    "kind": COVERAGE_KIND,
-                    "package_id": package.package_id,
-                    "task_id": package.task_id,
-                    "context_revision": package.snapshot.context_revision,
-                    "has_more": package.has_more,
-                },
+                metadata=coverage_metadata(package),
             )
         )
     return documents

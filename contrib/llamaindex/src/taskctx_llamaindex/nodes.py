@@ -17,7 +17,13 @@ from typing import Any
 
 from llama_index.core.schema import Document, NodeWithScore, TextNode
 
-from taskctx.flatview import FlatValue, block_metadata, coverage_statement
+from taskctx.flatview import (
+    COVERAGE_KIND,
+    FlatValue,
+    block_metadata,
+    coverage_metadata,
+    coverage_statement,
+)
 from taskctx.model import ContextBlock, ContextPackage
 
 __all__ = [
@@ -32,8 +38,6 @@ __all__ = [
     "scored_nodes",
 ]
 
-COVERAGE_KIND = "coverage"
-"""The ``kind`` metadata value of the closing coverage node."""
 
 LLM_METADATA_KEYS: tuple[str, ...] = (
     "ref",
@@ -83,13 +87,7 @@ def block_document(package: ContextPackage, block: ContextBlock, rank: int) -> D
 def coverage_node(package: ContextPackage) -> TextNode:
     """The package's coverage statement as a node (metadata ``kind="coverage"``); its
     text carries every fact, so no metadata is added to what the model sees."""
-    metadata: dict[str, FlatValue] = {
-        "kind": COVERAGE_KIND,
-        "package_id": package.package_id,
-        "task_id": package.task_id,
-        "context_revision": package.snapshot.context_revision,
-        "has_more": package.has_more,
-    }
+    metadata: dict[str, FlatValue] = coverage_metadata(package)
     return TextNode(
         text=coverage_statement(package),
         id_=f"coverage:{package.package_id}",
